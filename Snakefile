@@ -1,0 +1,20 @@
+# MNIST MLP training speedup: CPU against GPU, with confidence intervals.
+# Thin entry point: configuration, validation and rules live under workflow/.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        final_outputs(),

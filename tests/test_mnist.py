@@ -1,0 +1,113 @@
+import gzip
+import hashlib
+
+import numpy as np
+import pytest
+
+from conftest import idx_bytes, write_mirror
+from mnist_speedup import mnist
+
+
+def test_parse_idx_round_trip():
+    images = np.arange(2 * 28 * 28, dtype=np.uint8).reshape(2, 28, 28)
+    assert np.array_equal(mnist.parse_idx(idx_bytes(images), 3), images)
+    labels = np.array([3, 1, 4], dtype=np.uint8)
+    assert np.array_equal(mnist.parse_idx(idx_bytes(labels), 1), labels)
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"\x00\x00", "too short"),
+        (b"\x00\x00\x0d\x01" + b"\x00\x00\x00\x01" + b"\x00" * 4, "bad IDX magic"),
+        (idx_bytes(np.zeros(3, dtype=np.uint8)), "has 1 dimensions, expected 3"),
+        (idx_bytes(np.zeros((2, 2, 2), dtype=np.uint8))[:-1], "body has 7 bytes"),
+    ],
+)
+def test_parse_idx_rejects_bad_files(content, message):
+    with pytest.raises(mnist.IDXError, match=message):
+        mnist.parse_idx(content, 3)
+
+
+def test_verification_is_by_decompressed_content():
+    data = idx_bytes(np.arange(10, dtype=np.uint8))
+    expected = hashlib.sha256(data).hexdigest()
+    for level in (1, 9):  # re-compressed copies differ as .gz but are accepted
+        mnist.verify(mnist.decompressed_content(gzip.compress(data, compresslevel=level), "f"), "f", expected)
+    with pytest.raises(mnist.MirrorError, match="SHA-256 of the decompressed content"):
+        mnist.verify(mnist.decompressed_content(gzip.compress(data + b"x"), "f"), "f", expected)
+    with pytest.raises(mnist.MirrorError, match="not a gzip file"):
+        mnist.decompressed_content(data, "f")
+    with pytest.raises(mnist.MirrorError, match="truncated or corrupt"):
+        mnist.decompressed_content(gzip.compress(data)[:-6], "f")
+
+
+def test_canonical_sums_match_the_shared_readme():
+    """The sums in the code are the canonical ones (64 hex digits, four files)."""
+    assert set(mnist.CANONICAL_SHA256) == set(mnist.FILES)
+    assert all(len(v) == 64 and int(v, 16) >= 0 for v in mnist.CANONICAL_SHA256.values())
+    assert mnist.CANONICAL_SHA256["t10k-labels-idx1-ubyte"].startswith("ff7bcfd4")
+
+
+@pytest.mark.parametrize(
+    "mirror, kind",
+    [
+        ("https://example.org/mnist/", "http"),
+        ("http://127.0.0.1:8000/", "http"),
+        ("file:///data/mnist", "local"),
+        ("/data/mnist", "local"),
+        ("../shared/data/mnist", "local"),
+    ],
+)
+def test_mirror_kinds(mirror, kind):
+    assert mnist.mirror_kind(mirror) == kind
+
+
+def test_unsupported_scheme_is_named():
+    with pytest.raises(ValueError, match="unsupported scheme 'ftp'"):
+        mnist.mirror_kind("ftp://example.org/mnist")
+
+
+def test_fallback_over_mirrors_and_atomic_write(tmp_path, synthetic_contents):
+    name = "train-labels-idx1-ubyte"
+    good = tmp_path / "good"
+    sums = write_mirror(good, synthetic_contents)
+    wrong = tmp_path / "wrong"
+    write_mirror(wrong, {name: synthetic_contents[name][:-1] + b"\x07"})
+    dest = tmp_path / "resources" / f"{name}.gz"
+    messages = []
+    used = mnist.fetch_verified(
+        name, [str(tmp_path / "missing"), str(wrong), f"file://{good}"], dest, sums[name], log=messages.append
+    )
+    assert used == f"file://{good}"
+    assert gzip.decompress(dest.read_bytes()) == synthetic_contents[name]
+    assert any("does not exist" in m for m in messages) and any("SHA-256" in m for m in messages)
+    assert sorted(p.name for p in dest.parent.iterdir()) == [dest.name]  # no temporary files left
+
+
+def test_all_mirrors_fail_with_one_message(tmp_path, synthetic_contents):
+    name = "t10k-labels-idx1-ubyte"
+    wrong = tmp_path / "wrong"
+    write_mirror(wrong, {name: b"not mnist"})
+    dest = tmp_path / "resources" / f"{name}.gz"
+    with pytest.raises(mnist.DownloadError) as err:
+        mnist.fetch_verified(name, [str(tmp_path / "nowhere"), str(wrong)], dest, "0" * 64, log=lambda *_: None)
+    text = str(err.value)
+    assert str(tmp_path / "nowhere") in text and str(wrong) in text
+    assert "does not exist" in text and "SHA-256" in text
+    assert "set `mirrors`" in text
+    assert not dest.exists() and list(dest.parent.iterdir()) == []
+
+
+def test_split_is_the_originals(tmp_path, synthetic_contents):
+    sums = write_mirror(tmp_path, synthetic_contents)
+    assert sums
+    sizes = mnist.prepare(tmp_path, tmp_path / "mnist.npz", validation_size=200)
+    assert sizes == {"x_train": 1000, "x_val": 200, "x_test": 300}
+    with np.load(tmp_path / "mnist.npz") as npz:
+        assert npz["x_train"].dtype == np.float32 and npz["x_train"].shape == (1000, 784)
+        assert 0.0 <= npz["x_train"].min() and npz["x_train"].max() <= 1.0
+        raw = mnist.parse_idx(synthetic_contents["train-images-idx3-ubyte"], 3)
+        # validation is the *last* N training images
+        assert np.allclose(npz["x_val"][-1], raw[-1].reshape(-1) / 255.0)
+        assert np.allclose(npz["x_train"][0], raw[0].reshape(-1) / 255.0)

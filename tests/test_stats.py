@@ -1,0 +1,80 @@
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from mnist_speedup import stats
+
+
+def test_fieller_against_hand_computation():
+    base = [10.0, 12.0, 11.0]  # mean 11, var 1 -> va = 1/3
+    dev = [2.0, 2.2, 2.1]  # mean 2.1, var 0.01 -> vb = 0.01/3
+    r = stats.fieller_ratio(base, dev)
+    s = 11 / 2.1
+    va, vb = 1 / 3, 0.01 / 3
+    df = (va + s**2 * vb) ** 2 / (va**2 / 2 + (s**2 * vb) ** 2 / 2)
+    t = sps.t.ppf(0.975, df)
+    disc = 11**2 * vb + 2.1**2 * va - t**2 * va * vb
+    low = (11 * 2.1 - t * math.sqrt(disc)) / (2.1**2 - t**2 * vb)
+    high = (11 * 2.1 + t * math.sqrt(disc)) / (2.1**2 - t**2 * vb)
+    assert r.estimate == pytest.approx(s)
+    assert r.df == pytest.approx(df)
+    assert (r.low, r.high) == (pytest.approx(low), pytest.approx(high))
+    assert r.low < s < r.high
+    # worked by hand: S = 5.2381, df = 0.18045 / 0.05974 = 3.021, t(3.02) = 3.176,
+    # disc = 0.4033 + 1.4700 - 0.0112 = 1.8621, t*sqrt(disc) = 4.334,
+    # denominator 4.41 - 0.0336 = 4.3764 -> [(23.1 - 4.334), (23.1 + 4.334)] / 4.3764
+    assert r.estimate == pytest.approx(5.2381, abs=1e-4)
+    assert r.df == pytest.approx(3.021, abs=2e-3)
+    assert r.low == pytest.approx(4.288, abs=5e-3) and r.high == pytest.approx(6.269, abs=5e-3)
+
+
+def test_ratio_of_means_not_mean_of_ratios():
+    base, dev = [1.0, 3.0], [1.0, 1.0]
+    assert stats.fieller_ratio(base, dev).estimate == 2.0  # mean of ratios would be 2 too; use unequal
+    base, dev = [2.0, 4.0], [1.0, 4.0]
+    assert stats.fieller_ratio(base, dev).estimate == pytest.approx(6 / 5)  # not (2 + 1) / 2 = 1.5
+
+
+def test_single_run_has_no_interval():
+    r = stats.fieller_ratio([1.0], [2.0, 2.1])
+    assert r.estimate == pytest.approx(1 / 2.05) and math.isnan(r.low) and math.isnan(r.high)
+
+
+def test_unbounded_case_is_reported_not_invented():
+    r = stats.fieller_ratio([1.0, 1.1, 0.9], [0.01, 1.0, 2.0])  # denominator not far from 0
+    assert math.isnan(r.low) and math.isnan(r.high)
+
+
+def test_mean_ci_and_cv_by_hand():
+    lo, hi = stats.mean_ci([1.0, 2.0, 3.0])
+    half = sps.t.ppf(0.975, 2) * 1.0 / math.sqrt(3)  # 2.4841
+    assert (lo, hi) == (pytest.approx(2 - half), pytest.approx(2 + half))
+    assert stats.cv([9.0, 10.0, 11.0]) == pytest.approx(0.1)
+    assert math.isnan(stats.cv([1.0]))
+
+
+def test_seeds_needed_by_hand():
+    # CV 5% on both devices: need t(2n-2) * sqrt(0.005 / n) <= 0.05, i.e. n >= 2 t^2.
+    # n = 8: t(14) = 2.145 -> 2 t^2 = 9.20 > 8; n = 9: t(16) = 2.120 -> 8.99 <= 9.
+    assert stats.seeds_needed(0.05, 0.05) == 9
+    # 1% on both: n >= 0.08 t^2 -> n = 2 (t(2) = 4.30 -> 1.48)
+    assert stats.seeds_needed(0.01, 0.01) == 2
+    assert math.isnan(stats.seeds_needed(math.nan, 0.01))
+
+
+@pytest.mark.parametrize("n_runs", [3, 4, 5])
+def test_interval_covers_true_ratio(n_runs):
+    """2,000 synthetic experiments with log-normal epoch times and a known
+    true ratio of means: the 95% interval must cover it >= 92% of the time."""
+    rng = np.random.default_rng(20261202 + n_runs)
+    sigma_b, sigma_d = 0.05, 0.10
+    mu_b, mu_d = math.log(10.0), math.log(1.0)
+    true = math.exp(mu_b + sigma_b**2 / 2) / math.exp(mu_d + sigma_d**2 / 2)
+    covered = 0
+    trials = 2000
+    for _ in range(trials):
+        r = stats.fieller_ratio(rng.lognormal(mu_b, sigma_b, n_runs), rng.lognormal(mu_d, sigma_d, n_runs))
+        covered += r.low <= true <= r.high
+    assert covered / trials >= 0.92, covered / trials

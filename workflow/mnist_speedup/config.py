@@ -1,0 +1,138 @@
+"""Checks of the workflow configuration that a JSON schema cannot express.
+
+``snakemake.utils.validate`` runs first (types, ranges, defaults); then
+:func:`check` resolves ``devices: auto`` and checks how the keys fit
+together. Every problem is a :class:`ConfigError` whose message names the
+key, what is wrong, and how to fix it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from . import devices as dev
+from .mnist import CANONICAL_SHA256, mirror_kind
+
+#: images in the canonical MNIST training file
+MNIST_TRAIN_IMAGES = 60_000
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def _fail(key: str, problem: str, fix: str) -> None:
+    raise ConfigError(f"config key `{key}`: {problem}. Fix: {fix}")
+
+
+def _positive_ints(config: dict, key: str) -> list[int]:
+    values = config.get(key)
+    if not isinstance(values, list) or not values:
+        _fail(key, f"must be a non-empty list of integers, got {values!r}", f"e.g. {key}: [1, 2, 3]")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int):
+            _fail(key, f"{v!r} is not an integer", f"write {key} as a list of whole numbers")
+    seen = set()
+    for v in values:
+        if v in seen:
+            _fail(key, f"{v} is listed twice", f"list each value of {key} once")
+        seen.add(v)
+    return values
+
+
+def training_set_size(config: dict) -> int:
+    """Samples one epoch draws from (the subset if ``train_samples`` is set)."""
+    available = MNIST_TRAIN_IMAGES - int(config.get("validation_size", 10_000))
+    subset = config.get("train_samples")
+    return min(available, int(subset)) if subset else available
+
+
+def check(config: dict, gpus: list[dict] | None = None) -> dict:
+    """Check ``config`` in place and return it with ``devices`` resolved."""
+    for key in ("seeds", "batch_sizes"):
+        _positive_ints(config, key)
+    for bs in config["batch_sizes"]:
+        if bs < 1:
+            _fail("batch_sizes", f"{bs} is not a positive batch size", "use batch sizes of 1 or more")
+    for seed in config["seeds"]:
+        if seed < 0:
+            _fail("seeds", f"{seed} is negative", "use seeds of 0 or more")
+    epochs, warmup = config["epochs"], config["warmup_epochs"]
+    if epochs < 1:
+        _fail("epochs", f"{epochs} is not positive", "set epochs to 1 or more")
+    if not 0 <= warmup < epochs:
+        _fail(
+            "warmup_epochs",
+            f"{warmup} leaves no steady-state epoch to time out of epochs={epochs}",
+            f"set warmup_epochs below epochs (e.g. warmup_epochs: {max(0, epochs - 1)}) or raise epochs",
+        )
+    n_train = training_set_size(config)
+    too_big = [bs for bs in config["batch_sizes"] if bs > n_train]
+    if too_big:
+        _fail(
+            "batch_sizes",
+            f"{too_big} larger than the training set ({n_train} samples per epoch)",
+            "use batch sizes no larger than the training set",
+        )
+
+    for mirror in config["mirrors"]:
+        try:
+            mirror_kind(mirror)
+        except ValueError as exc:
+            _fail("mirrors", str(exc), "list https://, http://, file:// URLs or local directories")
+
+    sums = config.get("mnist_sha256") or {}
+    unknown = sorted(set(sums) - set(CANONICAL_SHA256))
+    if unknown:
+        _fail("mnist_sha256", f"unknown file names {unknown}", f"use names from {sorted(CANONICAL_SHA256)}")
+
+    if config["devices"] == "auto":
+        config["devices"] = dev.auto_devices(gpus=gpus)
+        config["_auto_devices"] = True
+    if not isinstance(config["devices"], dict) or not config["devices"]:
+        _fail("devices", "must be `auto` or a non-empty mapping of label to spec", "see config/config.yaml")
+    for label, spec in config["devices"].items():
+        if not dev.is_safe_label(label):
+            _fail(
+                "devices",
+                f"label {label!r} is not safe in a file path",
+                "use letters, digits, '_' and '-' only, starting with a letter or digit (max 64)",
+            )
+        kind = spec.get("type") if isinstance(spec, dict) else None
+        if kind not in ("cpu", "gpu"):
+            _fail(f"devices.{label}.type", f"unknown device type {kind!r}", "use `cpu` or `gpu`")
+        if kind == "cpu":
+            spec.setdefault("threads", dev.logical_cores())
+            threads = spec["threads"]
+            if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+                _fail(f"devices.{label}.threads", f"{threads!r} is not a positive integer", "set threads: 1 or more")
+        else:
+            spec.setdefault("index", 0)
+            index = spec["index"]
+            if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+                _fail(
+                    f"devices.{label}.index",
+                    f"{index!r} is not a GPU index",
+                    "use 0, 1, ... as nvidia-smi numbers them",
+                )
+    if config["baseline"] not in config["devices"]:
+        _fail(
+            "baseline",
+            f"{config['baseline']!r} is not one of the devices {sorted(config['devices'])}",
+            "set baseline to one of the device labels",
+        )
+
+    for folder in config.get("extra_runs") or []:
+        path = Path(folder)
+        if not path.is_dir() or not os.access(path, os.R_OK | os.X_OK):
+            _fail(
+                "extra_runs", f"{folder!r} is not a readable directory", "point it at a folder that holds a runs/ tree"
+            )
+        if not (path / "runs").is_dir():
+            _fail(
+                "extra_runs",
+                f"{folder!r} holds no runs/ folder",
+                "copy another machine's results/ folder (with its runs/) there",
+            )
+    return config

@@ -1,0 +1,100 @@
+"""The whole environment of a run, recorded in its JSON (benchopt style)."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import socket
+import subprocess
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.lower().startswith(("model name", "hardware", "cpu model")):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _nvidia_smi(query: str, index: int) -> str | None:
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return None
+    try:
+        out = subprocess.run(
+            [exe, f"--query-gpu={query}", "--format=csv,noheader", "-i", str(index)],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+    except (subprocess.SubprocessError, OSError):
+        return None
+    return out or None
+
+
+def host_environment(threads: int | None) -> dict:
+    """Everything that does not need TensorFlow."""
+    import numpy
+
+    return {
+        "hostname": socket.gethostname(),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "python_implementation": platform.python_implementation(),
+        "numpy": numpy.__version__,
+        "cpu_model": cpu_model(),
+        "logical_cores": os.cpu_count(),
+        "threads": threads,
+        "env": {
+            k: os.environ.get(k)
+            for k in (
+                "CUDA_VISIBLE_DEVICES",
+                "OMP_NUM_THREADS",
+                "MKL_NUM_THREADS",
+                "TF_ENABLE_ONEDNN_OPTS",
+                "TF_DETERMINISTIC_OPS",
+                "OPENBLAS_CORETYPE",
+            )
+        },
+    }
+
+
+def tensorflow_environment(tf, tl, gpu=None, gpu_index: int | None = None) -> dict:
+    """TensorFlow side: versions, build, and the GPU in use (None on CPU)."""
+    build = dict(tf.sysconfig.get_build_info())
+    env = {
+        "tensorflow": tf.__version__,
+        "tensorlayer": tl.__version__,
+        "keras": getattr(tf.keras, "__version__", None) or _keras_version(),
+        "tf_built_with_cuda": bool(build.get("is_cuda_build", False)),
+        "gpu_name": None,
+        "gpu_compute_capability": None,
+        "gpu_driver": None,
+        "cuda_version": None,
+        "cudnn_version": None,
+    }
+    if gpu is not None:
+        details = tf.config.experimental.get_device_details(gpu)
+        cc = details.get("compute_capability")
+        env.update(
+            gpu_name=details.get("device_name") or _nvidia_smi("name", gpu_index or 0),
+            gpu_compute_capability=".".join(map(str, cc)) if cc else None,
+            gpu_driver=_nvidia_smi("driver_version", gpu_index or 0),
+            cuda_version=build.get("cuda_version"),
+            cudnn_version=build.get("cudnn_version"),
+        )
+    return env
+
+
+def _keras_version() -> str | None:
+    try:
+        import keras
+
+        return keras.__version__
+    except Exception:  # keras missing or broken: record that we do not know
+        return None

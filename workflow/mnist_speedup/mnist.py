@@ -1,0 +1,272 @@
+"""MNIST: fetch from mirrors, verify by content, parse IDX, split.
+
+The four files are verified by the SHA-256 of their *decompressed* bytes, so
+a mirror that re-compressed the files is accepted while a corrupt, truncated
+or wrong file is not. Nothing unverified is ever moved into the output
+folder: downloads land in a private temporary folder, are checked there and
+are then moved into place with an atomic rename.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import struct
+import tempfile
+import zlib
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import numpy as np
+
+FILES = (
+    "train-images-idx3-ubyte",
+    "train-labels-idx1-ubyte",
+    "t10k-images-idx3-ubyte",
+    "t10k-labels-idx1-ubyte",
+)
+
+#: SHA-256 of the decompressed canonical files (LeCun et al.).
+CANONICAL_SHA256 = {
+    "train-images-idx3-ubyte": "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db",
+    "train-labels-idx1-ubyte": "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5",
+    "t10k-images-idx3-ubyte": "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7",
+    "t10k-labels-idx1-ubyte": "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2",
+}
+
+DEFAULT_MIRRORS = (
+    "https://ossci-datasets.s3.amazonaws.com/mnist/",
+    "https://storage.googleapis.com/cvdf-datasets/mnist/",
+)
+
+SUPPORTED_SCHEMES = ("https", "http", "file")
+
+
+class MirrorError(Exception):
+    """One mirror failed to deliver one verified file."""
+
+
+class DownloadError(RuntimeError):
+    """Every mirror failed; the message lists each one and why."""
+
+
+class IDXError(ValueError):
+    """A file is not a valid IDX file of the expected kind."""
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def mirror_kind(mirror: str) -> str:
+    """'http' for http(s) URLs, 'local' for file:// URLs and plain paths.
+
+    Raises ValueError for any other URL scheme.
+    """
+    parsed = urlparse(mirror)
+    if parsed.scheme in ("http", "https"):
+        return "http"
+    if parsed.scheme in ("file", ""):
+        return "local"
+    if len(parsed.scheme) == 1:  # a Windows drive letter, e.g. C:\data
+        return "local"
+    raise ValueError(
+        f"mirror {mirror!r} has the unsupported scheme {parsed.scheme!r}; "
+        f"use one of {', '.join(s + '://' for s in SUPPORTED_SCHEMES)} or a local directory path"
+    )
+
+
+def local_dir(mirror: str) -> Path:
+    parsed = urlparse(mirror)
+    if parsed.scheme == "file":
+        return Path(unquote(parsed.path))
+    return Path(mirror).expanduser()
+
+
+def decompressed_content(raw: bytes, name: str) -> bytes:
+    """The decompressed bytes of a downloaded ``.gz`` file, or a MirrorError."""
+    if raw[:2] != b"\x1f\x8b":
+        raise MirrorError(f"{name}.gz is not a gzip file (got {len(raw)} bytes starting {raw[:8]!r})")
+    try:
+        return gzip.decompress(raw)
+    except (EOFError, OSError, zlib.error) as exc:
+        raise MirrorError(f"{name}.gz is truncated or corrupt ({exc})") from exc
+
+
+def verify(content: bytes, name: str, expected_sha256: str) -> None:
+    digest = sha256_hex(content)
+    if digest != expected_sha256:
+        raise MirrorError(
+            f"{name}: SHA-256 of the decompressed content is {digest}, expected {expected_sha256} "
+            "(wrong or damaged file)"
+        )
+
+
+def _fetch_http(base: str, name: str, staging: Path, timeout: float, retries: int) -> Path:
+    import pooch  # imported here: only HTTP mirrors need it
+
+    url = base.rstrip("/") + "/" + name + ".gz"
+    downloader = pooch.HTTPDownloader(progressbar=False, timeout=timeout)
+    fetcher = pooch.create(
+        path=staging,
+        base_url=base.rstrip("/") + "/",
+        registry={name + ".gz": None},
+        retry_if_failed=retries,
+    )
+    try:
+        return Path(fetcher.fetch(name + ".gz", downloader=downloader))
+    except Exception as exc:  # requests raises many types; report them all the same way
+        raise MirrorError(f"{url}: {type(exc).__name__}: {exc}") from exc
+
+
+def _fetch_local(base: str, name: str) -> Path:
+    folder = local_dir(base)
+    candidate = folder / (name + ".gz")
+    if not candidate.is_file():
+        raise MirrorError(f"{candidate} does not exist")
+    return candidate
+
+
+def fetch_verified(
+    name: str,
+    mirrors: list[str],
+    dest: Path,
+    expected_sha256: str,
+    timeout: float = 60.0,
+    retries: int = 2,
+    log=print,
+) -> str:
+    """Fetch ``name``.gz from the first mirror that has a verified copy.
+
+    Writes ``dest`` atomically and returns the mirror used. Raises
+    DownloadError listing every mirror tried and its failure.
+    """
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="mnist-download-") as staging:
+        for mirror in mirrors:
+            try:
+                if mirror_kind(mirror) == "http":
+                    got = _fetch_http(mirror, name, Path(staging), timeout, retries)
+                else:
+                    got = _fetch_local(mirror, name)
+                raw = got.read_bytes()
+                verify(decompressed_content(raw, name), name, expected_sha256)
+            except (MirrorError, ValueError, OSError) as exc:
+                log(f"mirror {mirror}: {exc}")
+                failures.append((mirror, str(exc)))
+                continue
+            _write_atomic(dest, raw)
+            log(f"{name}: verified from {mirror}")
+            return mirror
+    lines = "\n".join(f"  - {m}: {why}" for m, why in failures) or "  (no mirrors configured)"
+    raise DownloadError(
+        f"could not get a verified copy of {name} from any mirror:\n{lines}\n"
+        "Fix: set `mirrors` in the config (or --config mirrors=...) to a reachable mirror or to "
+        "a local directory holding the four MNIST .gz files, e.g. mirrors: ['/data/mnist']."
+    )
+
+
+def _write_atomic(dest: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix="." + dest.name + ".", suffix=".part", dir=dest.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, dest)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_npz_atomic(dest: Path, **arrays) -> None:
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + dest.name + ".", suffix=".part", dir=dest.parent)
+    os.close(fd)
+    try:
+        with open(tmp, "wb") as fh:
+            np.savez_compressed(fh, **arrays)
+        os.replace(tmp, dest)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# --------------------------------------------------------------------- IDX
+
+_IDX_UBYTE = 0x08
+
+
+def parse_idx(content: bytes, ndim: int, name: str = "IDX file") -> np.ndarray:
+    """Parse an unsigned-byte IDX array of ``ndim`` dimensions."""
+    if len(content) < 4:
+        raise IDXError(f"{name}: too short to be an IDX file ({len(content)} bytes)")
+    zero, dtype, got_ndim = struct.unpack(">HBB", content[:4])
+    if zero != 0 or dtype != _IDX_UBYTE:
+        raise IDXError(f"{name}: bad IDX magic {content[:4].hex()} (expected 0000080{ndim})")
+    if got_ndim != ndim:
+        raise IDXError(f"{name}: has {got_ndim} dimensions, expected {ndim}")
+    header = 4 + 4 * ndim
+    if len(content) < header:
+        raise IDXError(f"{name}: truncated IDX header")
+    shape = struct.unpack(">" + "I" * ndim, content[4:header])
+    expected = int(np.prod(shape, dtype=np.int64))
+    if len(content) - header != expected:
+        raise IDXError(
+            f"{name}: header says shape {shape} ({expected} bytes) but the body has {len(content) - header} bytes"
+        )
+    return np.frombuffer(content, dtype=np.uint8, offset=header).reshape(shape)
+
+
+def read_idx_gz(path: Path, ndim: int) -> np.ndarray:
+    return parse_idx(gzip.decompress(Path(path).read_bytes()), ndim, name=Path(path).name)
+
+
+def split(
+    train_images: np.ndarray,
+    train_labels: np.ndarray,
+    test_images: np.ndarray,
+    test_labels: np.ndarray,
+    validation_size: int = 10_000,
+) -> dict[str, np.ndarray]:
+    """The original's split: the last ``validation_size`` training images
+    are the validation set; pixels are scaled to [0, 1] as float32 and
+    flattened to 784 features."""
+    if len(train_images) != len(train_labels) or len(test_images) != len(test_labels):
+        raise IDXError("image and label counts differ")
+    if not 0 < validation_size < len(train_images):
+        raise IDXError(
+            f"validation_size {validation_size} must be between 1 and the number of "
+            f"training images minus one ({len(train_images) - 1})"
+        )
+
+    def flat(images: np.ndarray) -> np.ndarray:
+        return (images.reshape(len(images), -1).astype(np.float32) / 255.0).astype(np.float32)
+
+    cut = len(train_images) - validation_size
+    return {
+        "x_train": flat(train_images[:cut]),
+        "y_train": train_labels[:cut].astype(np.int64),
+        "x_val": flat(train_images[cut:]),
+        "y_val": train_labels[cut:].astype(np.int64),
+        "x_test": flat(test_images),
+        "y_test": test_labels.astype(np.int64),
+    }
+
+
+def prepare(folder: Path, dest: Path, validation_size: int = 10_000) -> dict[str, int]:
+    """Parse the four verified files in ``folder`` and write the split npz."""
+    folder = Path(folder)
+    arrays = split(
+        read_idx_gz(folder / "train-images-idx3-ubyte.gz", 3),
+        read_idx_gz(folder / "train-labels-idx1-ubyte.gz", 1),
+        read_idx_gz(folder / "t10k-images-idx3-ubyte.gz", 3),
+        read_idx_gz(folder / "t10k-labels-idx1-ubyte.gz", 1),
+        validation_size=validation_size,
+    )
+    write_npz_atomic(dest, **arrays)
+    return {k: len(v) for k, v in arrays.items() if k.startswith("x_")}

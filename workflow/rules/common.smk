@@ -1,0 +1,126 @@
+# Configuration validation, device resolution and input functions.
+import hashlib
+import sys
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
+from snakemake.utils import validate
+
+sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
+
+from mnist_speedup import config as config_check  # noqa: E402
+from mnist_speedup import devices as device_info  # noqa: E402
+from mnist_speedup import mnist  # noqa: E402
+
+validate(config, "../../config/schemas/config.schema.yaml")
+try:
+    config_check.check(config)
+except config_check.ConfigError as exc:
+    raise WorkflowError(f"Invalid configuration: {exc}") from None
+
+DEVICES = config["devices"]
+BASELINE = config["baseline"]
+PACKAGE = Path(workflow.basedir) / "workflow" / "mnist_speedup"
+
+# The code whose change must rerun training: the trainer and what it calls.
+# Hashed into a param, so Snakemake's params trigger reruns exactly the
+# training jobs when it changes (and nothing when the README or plots do).
+TRAINING_CODE = ("trainer.py", "model.py", "tfdevice.py", "environment.py")
+
+
+def code_digest(names):
+    digest = hashlib.sha256()
+    for name in names:
+        digest.update(name.encode())
+        digest.update((PACKAGE / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+TRAINING_CODE_DIGEST = code_digest(TRAINING_CODE)
+
+# Timing jobs must never overlap. The workflow profile (profiles/default)
+# caps the `timing_slot` resource at 1; without it, warn loudly. The
+# training script also takes a per-host lock, so runs on one machine are
+# serialised even then (they wait instead of corrupting each other).
+if "timing_slot" not in workflow.global_resources and (workflow.cores or 1) > 1:
+    logger.warning(
+        "WARNING: the `timing_slot` resource has no limit (profiles/default was not loaded, "
+        "e.g. --workflow-profile none or the Python API). Training jobs will wait for each "
+        "other through a per-host lock instead; pass --resources timing_slot=1 or use the "
+        "workflow profile so the scheduler runs them one at a time."
+    )
+
+
+wildcard_constraints:
+    device=device_info.LABEL_PATTERN,
+    batch_size=r"[1-9][0-9]*",
+    seed=r"[0-9]+",
+
+
+def run_files():
+    """This machine's run records for every device x batch size x seed."""
+    return expand(
+        "results/runs/{device}/bs{batch_size}/seed{seed}.json",
+        device=DEVICES,
+        batch_size=config["batch_sizes"],
+        seed=config["seeds"],
+    )
+
+
+def expected_sha256(name):
+    return config["mnist_sha256"].get(name, mnist.CANONICAL_SHA256[name])
+
+
+def device_spec(wildcards):
+    return DEVICES[wildcards.device]
+
+
+def device_threads(wildcards):
+    spec = DEVICES[wildcards.device]
+    return spec["threads"] if spec["type"] == "cpu" else 1
+
+
+def training_params(wildcards):
+    """Every hyperparameter of one run, so that changing any reruns it."""
+    return {
+        "device": wildcards.device,
+        "device_spec": dict(DEVICES[wildcards.device]),
+        "batch_size": int(wildcards.batch_size),
+        "seed": int(wildcards.seed),
+        "epochs": config["epochs"],
+        "warmup_epochs": config["warmup_epochs"],
+        "learning_rate": config["learning_rate"],
+        "adam": dict(config["adam"]),
+        "input_pipeline": config["input_pipeline"],
+        "deterministic": config["deterministic"],
+        "train_samples": config["train_samples"],
+        "step_samples": config["step_samples"],
+    }
+
+
+def figure_files():
+    return expand("results/figures/speedup.{ext}", ext=config["figure"]["formats"])
+
+
+def extra_run_files():
+    files = []
+    for folder in config["extra_runs"]:
+        files += sorted(Path(folder, "runs").glob("*/bs*/seed*.json"))
+    return [str(f) for f in files]
+
+
+def report_config():
+    """The configuration as the report shows it (resolved devices included)."""
+    return {k: v for k, v in config.items() if not k.startswith("_")} | {
+        "devices_auto": bool(config.get("_auto_devices"))
+    }
+
+
+def final_outputs():
+    return [
+        "results/summary.csv",
+        "results/speedup.csv",
+        "results/report.md",
+        *figure_files(),
+    ]

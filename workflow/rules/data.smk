@@ -1,0 +1,35 @@
+# MNIST: fetch each file from the first mirror with a verified copy, then split.
+
+
+rule download_mnist:
+    output:
+        "resources/mnist/{name}.gz",
+    log:
+        "logs/download/{name}.log",
+    wildcard_constraints:
+        name="|".join(mnist.FILES),
+    retries: 0
+    localrule: True
+    conda:
+        "../../envs/workflow.yaml"
+    params:
+        sha256=lambda wildcards: expected_sha256(wildcards.name),
+        timeout=config["download_timeout"],
+    script:
+        "../scripts/download.py"
+
+
+rule prepare_mnist:
+    input:
+        expand("resources/mnist/{name}.gz", name=mnist.FILES),
+    output:
+        "resources/mnist/mnist.npz",
+    log:
+        "logs/prepare_mnist.log",
+    localrule: True
+    conda:
+        "../../envs/workflow.yaml"
+    params:
+        validation_size=config["validation_size"],
+    script:
+        "../scripts/prepare.py"

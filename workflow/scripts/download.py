@@ -1,0 +1,20 @@
+"""Fetch one MNIST file from the first mirror that has a verified copy."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
+from mnist_speedup import mnist
+from mnist_speedup.rulescript import logged
+
+with logged(snakemake) as log:
+    mnist.fetch_verified(
+        name=snakemake.wildcards.name,
+        # mirrors only say where to look: not a param, so changing them
+        # never re-downloads a file that is already verified
+        mirrors=snakemake.config["mirrors"],
+        dest=Path(snakemake.output[0]),
+        expected_sha256=snakemake.params.sha256,
+        timeout=snakemake.params.timeout,
+        log=log,
+    )
