@@ -104,6 +104,8 @@ def verify(content: bytes, name: str, expected_sha256: str) -> None:
 
 
 def _fetch_http(base: str, name: str, staging: Path, timeout: float, retries: int) -> Path:
+    """Download with pooch (retries, streaming to a temporary file). TLS
+    certificates are always verified (requests' default, never turned off)."""
     import pooch  # imported here: only HTTP mirrors need it
 
     url = base.rstrip("/") + "/" + name + ".gz"
@@ -146,10 +148,11 @@ def fetch_verified(
     dest.parent.mkdir(parents=True, exist_ok=True)
     failures = []
     with tempfile.TemporaryDirectory(prefix="mnist-download-") as staging:
-        for mirror in mirrors:
+        for number, mirror in enumerate(mirrors):
             try:
                 if mirror_kind(mirror) == "http":
-                    got = _fetch_http(mirror, name, Path(staging), timeout, retries)
+                    # a folder per mirror: pooch would reuse a file already there
+                    got = _fetch_http(mirror, name, Path(staging) / str(number), timeout, retries)
                 else:
                     got = _fetch_local(mirror, name)
                 raw = got.read_bytes()

@@ -186,9 +186,13 @@ def _train(tf, tl, device_name, spec: RunSpec, data, steps, setup, log) -> dict:
                 f"epoch {epoch}/{spec.epochs} ({phase}): {elapsed:.3f} s, "
                 f"{steps * bs / elapsed:,.0f} samples/s, loss {loss:.4f}"
             )
-            if not math.isfinite(loss):
+            # outside the clock: a NaN can hide behind ReLU (max(NaN, 0) = 0) and
+            # leave a finite loss on a model whose weights are all NaN
+            weights_finite = all(bool(tf.reduce_all(tf.math.is_finite(w))) for w in net.trainable_weights)
+            if not math.isfinite(loss) or not weights_finite:
+                what = f"the training loss became {loss}" if not math.isfinite(loss) else "the weights became NaN/inf"
                 raise TrainingError(
-                    f"{spec.name()}: the training loss became {loss} in epoch {epoch}. "
+                    f"{spec.name()}: {what} in epoch {epoch} (training diverged). "
                     "Fix: lower learning_rate, or check the input data for NaN/inf values."
                 )
 

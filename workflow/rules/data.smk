@@ -14,7 +14,6 @@ rule download_mnist:
         "../../envs/workflow.yaml"
     params:
         sha256=lambda wildcards: expected_sha256(wildcards.name),
-        timeout=config["download_timeout"],
     script:
         "../scripts/download.py"
 

@@ -10,11 +10,12 @@ from mnist_speedup.rulescript import logged
 with logged(snakemake) as log:
     mnist.fetch_verified(
         name=snakemake.wildcards.name,
-        # mirrors only say where to look: not a param, so changing them
-        # never re-downloads a file that is already verified
+        # where and how to look are not params: changing them never
+        # re-downloads a file that is already verified
         mirrors=snakemake.config["mirrors"],
         dest=Path(snakemake.output[0]),
         expected_sha256=snakemake.params.sha256,
-        timeout=snakemake.params.timeout,
+        timeout=snakemake.config["download_timeout"],
+        retries=snakemake.config["download_retries"],
         log=log,
     )

@@ -1,0 +1,114 @@
+"""Bad configuration stops the workflow at parse time with one clear message."""
+
+import copy
+import os
+
+import pytest
+
+from conftest import copy_workflow, snakemake, tiny_config, write_config
+from mnist_speedup import config as config_check
+
+BASE = {
+    "mirrors": ["/data/mnist"],
+    "mnist_sha256": {},
+    "validation_size": 10000,
+    "train_samples": None,
+    "devices": {"cpu": {"type": "cpu", "threads": 2}, "cpu1": {"type": "cpu", "threads": 1}},
+    "baseline": "cpu",
+    "seeds": [1, 2],
+    "batch_sizes": [100, 500],
+    "epochs": 3,
+    "warmup_epochs": 1,
+    "extra_runs": [],
+}
+
+
+def with_(**changes):
+    config = copy.deepcopy(BASE)
+    config.update(changes)
+    return config
+
+
+@pytest.mark.parametrize(
+    "config, key, fragment",
+    [
+        (with_(batch_sizes=[0]), "batch_sizes", "0 is not a positive batch size"),
+        (with_(batch_sizes=[-5]), "batch_sizes", "-5 is not a positive batch size"),
+        (with_(epochs=0), "epochs", "0 is not positive"),
+        (with_(warmup_epochs=3), "warmup_epochs", "leaves no steady-state epoch"),
+        (with_(batch_sizes=[60000]), "batch_sizes", "larger than the training set (50000"),
+        (with_(train_samples=1000, batch_sizes=[2000]), "batch_sizes", "(1000 samples per epoch)"),
+        (with_(seeds=[1, 1]), "seeds", "1 is listed twice"),
+        (with_(batch_sizes=[100, 100]), "batch_sizes", "100 is listed twice"),
+        (with_(seeds=[]), "seeds", "non-empty list"),
+        (with_(seeds=[1.5]), "seeds", "1.5 is not an integer"),
+        (with_(devices={"cpu": {"type": "tpu"}}), "devices.cpu.type", "unknown device type 'tpu'"),
+        (with_(devices={"cpu": {"type": "cpu", "threads": 0}}), "devices.cpu.threads", "0 is not a positive"),
+        (with_(devices={"cpu": {"type": "gpu", "index": -1}}), "devices.cpu.index", "-1 is not a GPU index"),
+        (with_(devices={"../../etc": {"type": "cpu", "threads": 1}}), "devices", "not safe in a file path"),
+        (with_(devices={"a;rm -rf ~": {"type": "cpu", "threads": 1}}), "devices", "not safe in a file path"),
+        (with_(baseline="gpu"), "baseline", "'gpu' is not one of the devices ['cpu', 'cpu1']"),
+        (with_(mirrors=["ftp://example.org/mnist"]), "mirrors", "unsupported scheme 'ftp'"),
+        (with_(extra_runs=["/no/such/folder"]), "extra_runs", "is not a readable directory"),
+        (with_(mnist_sha256={"train-images": "0" * 64}), "mnist_sha256", "unknown file names"),
+    ],
+)
+def test_each_problem_is_named_with_its_key_and_fix(config, key, fragment):
+    with pytest.raises(config_check.ConfigError) as err:
+        config_check.check(config, gpus=[])
+    message = str(err.value)
+    assert f"config key `{key}`" in message
+    assert fragment in message
+    assert "Fix:" in message
+
+
+def test_unreadable_extra_runs(tmp_path):
+    folder = tmp_path / "other"
+    (folder / "runs").mkdir(parents=True)
+    folder.chmod(0)
+    try:
+        if os.access(folder, os.R_OK):  # root ignores permissions
+            pytest.skip("running as root: permissions are not enforced")
+        with pytest.raises(config_check.ConfigError, match="not a readable directory"):
+            config_check.check(with_(extra_runs=[str(folder)]), gpus=[])
+    finally:
+        folder.chmod(0o755)
+
+
+def test_extra_runs_without_runs_folder(tmp_path):
+    with pytest.raises(config_check.ConfigError, match="holds no runs/ folder"):
+        config_check.check(with_(extra_runs=[str(tmp_path)]), gpus=[])
+
+
+def test_valid_config_passes_and_auto_resolves():
+    config = config_check.check(with_(devices="auto"), gpus=[])
+    assert set(config["devices"]) == {"cpu", "cpu1"} and config["_auto_devices"]
+
+
+@pytest.mark.parametrize(
+    "override, fragments",
+    [
+        ({"epochs": "four"}, ["'four' is not of type 'integer'", "epochs"]),
+        ({"seeds": []}, ["seeds", "should be non-empty"]),
+        ({"batch_sizes": [0]}, ["config key `batch_sizes`", "0 is not a positive batch size"]),
+        ({"warmup_epochs": 2}, ["config key `warmup_epochs`"]),
+        ({"baseline": "tpu"}, ["config key `baseline`"]),
+        ({"mirrors": ["gopher://x"]}, ["config key `mirrors`", "gopher"]),
+        ({"unknown_key": 1}, ["unknown_key", "Additional properties"]),
+    ],
+)
+def test_snakemake_stops_at_parse_time_and_touches_nothing(tmp_path, override, fragments):
+    workdir = copy_workflow(tmp_path / "wf")
+    (workdir / "results").mkdir()
+    kept = workdir / "results" / "kept.txt"
+    kept.write_text("earlier result")
+    cfg = write_config(workdir, tiny_config(tmp_path, {}, **override))
+    proc = snakemake(workdir, "--cores", "2", "--configfile", str(cfg), check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    for fragment in fragments:
+        assert fragment in out, out
+    assert "Select jobs to execute" not in out  # no job ever started
+    assert sorted(p.name for p in (workdir / "results").iterdir()) == ["kept.txt"]
+    assert kept.read_text() == "earlier result"
+    assert not (workdir / "resources").exists()

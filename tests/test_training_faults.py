@@ -1,0 +1,193 @@
+"""Runs that go wrong end with an error naming the run; with --keep-going
+the other runs finish. Interrupted runs leave nothing behind."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import (
+    ROOT,
+    copy_workflow,
+    planned_jobs,
+    snakemake,
+    synthetic_mnist,
+    tiny_config,
+    write_config,
+    write_mirror,
+)
+
+pytestmark = pytest.mark.slow
+
+PROBE = textwrap.dedent(
+    """
+    import json, sys
+    sys.path.insert(0, {pkg!r})
+    from mnist_speedup import tfdevice, trainer
+    out = {{}}
+    spec = dict(device="cpu", device_spec={{"type": "cpu", "threads": 1}}, batch_size=50, seed=3,
+                epochs=2, warmup_epochs=1, step_samples=0)
+    try:
+        trainer.run(trainer.RunSpec(**spec), {nan_npz!r}, log=lambda *a: None)
+    except trainer.TrainingError as e:
+        out["nan"] = str(e)
+
+    import tensorflow as tf
+    def oom(*a, **k):
+        raise tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor")
+    real_train, trainer._train = trainer._train, oom
+    try:
+        trainer.run(trainer.RunSpec(**{{**spec, "batch_size": 100}}), {nan_npz!r}, log=lambda *a: None)
+    except trainer.TrainingError as e:
+        out["oom"] = str(e)
+    trainer._train = real_train
+
+    try:  # this machine's TensorFlow sees no GPU: real, no mocking
+        tfdevice.open_device({{"type": "gpu", "index": 0}})
+    except tfdevice.DeviceError as e:
+        out["no_gpu"] = str(e)
+    tf.config.list_physical_devices = lambda kind=None: ["GPU:0"]
+    try:
+        tfdevice.open_device({{"type": "gpu", "index": 3}})
+    except tfdevice.DeviceError as e:
+        out["bad_index"] = str(e)
+    print("RESULT" + json.dumps(out))
+    """
+)
+
+
+def test_divergence_oom_and_missing_gpu_are_named(tmp_path):
+    rng = np.random.default_rng(0)
+    x = rng.random((200, 784), dtype=np.float32)
+    x[7, 3] = np.nan  # poisons the weights through the gradient
+    y = rng.integers(0, 10, 200)
+    npz = tmp_path / "nan.npz"
+    np.savez(npz, x_train=x, y_train=y, x_val=x[:50], y_val=y[:50], x_test=x[:50], y_test=y[:50])
+    script = PROBE.format(pkg=str(ROOT / "workflow"), nan_npz=str(npz))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")), None)
+    assert line, proc.stdout + proc.stderr
+    out = json.loads(line[len("RESULT") :])
+    # the NaN pixel may be dropped out (dropout selects 0) in some epochs
+    assert re.search(r"device cpu, batch size 50, seed 3: .* in epoch \d+ \(training diverged\)", out["nan"])
+    assert "lower learning_rate" in out["nan"]
+    assert "ran out of memory at batch size 100" in out["oom"] and "smaller batch size" in out["oom"]
+    assert "TensorFlow sees no GPU" in out["no_gpu"] and "tensorflow[and-cuda]" in out["no_gpu"]
+    assert "GPU index 3 does not exist" in out["bad_index"] and "indices 0..0" in out["bad_index"]
+
+
+def test_keep_going_finishes_the_other_runs(tmp_path):
+    sums = write_mirror(tmp_path / "mirror", synthetic_mnist())
+    workdir = copy_workflow(tmp_path / "wf")
+    config = tiny_config(
+        tmp_path / "mirror",
+        sums,
+        seeds=[1],
+        devices={"cpu": {"type": "cpu", "threads": 2}, "gpu": {"type": "gpu", "index": 0}},
+    )
+    cfg = write_config(workdir, config)
+    proc = snakemake(workdir, "--cores", "2", "--keep-going", "--configfile", str(cfg), check=False)
+    assert proc.returncode != 0
+    assert "TensorFlow sees no GPU" in proc.stderr
+    assert (workdir / "results/runs/cpu/bs100/seed1.json").exists()
+    assert not (workdir / "results/runs/gpu").exists() or not list((workdir / "results/runs/gpu").rglob("*.json"))
+
+
+def _training_pids(workdir: Path) -> list[int]:
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            cwd = os.readlink(proc / "cwd")
+        except OSError:
+            continue
+        if ".train.py" in cmdline and cwd == str(workdir):
+            pids.append(int(proc.name))
+    return pids
+
+
+def _log_sizes(workdir: Path) -> dict[Path, tuple[int, int]]:
+    return {log: (log.stat().st_ino, log.stat().st_size) for log in (workdir / "logs" / "train").rglob("*.log")}
+
+
+def _wait_mid_training(workdir: Path, since: dict, timeout: float = 120) -> Path:
+    """Wait until some run logs epoch 20 in what it wrote after ``since``
+    (Snakemake deletes a job's old log when the job starts again)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for log in (workdir / "logs" / "train").rglob("*.log"):
+            inode, size = since.get(log, (None, 0))
+            with open(log, "rb") as fh:
+                if os.fstat(fh.fileno()).st_ino == inode:
+                    fh.seek(size)
+                if b"epoch 20/" in fh.read():
+                    return log
+        time.sleep(0.1)
+    raise AssertionError("no training run reached epoch 20")
+
+
+def _records(workdir: Path) -> dict[Path, tuple[int, bytes]]:
+    return {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in (workdir / "results" / "runs").rglob("*.json")}
+
+
+def test_interrupted_runs_leave_nothing_and_rerun_completes_only_them(tmp_path):
+    sums = write_mirror(tmp_path / "mirror", synthetic_mnist())
+    workdir = copy_workflow(tmp_path / "wf")
+    config = tiny_config(
+        tmp_path / "mirror",
+        sums,
+        devices={"cpu": {"type": "cpu", "threads": 1}},
+        seeds=[1, 2, 3],
+        epochs=300,
+        step_samples=0,
+    )
+    cfg = write_config(workdir, config)
+    args = [sys.executable, "-m", "snakemake", "--cores", "1", "--configfile", str(cfg)]
+    env = {**os.environ, "MNIST_SPEEDUP_LOCK_DIR": str(workdir)}
+
+    # 1. SIGTERM to a training process (what a scheduler or `kill` sends)
+    first = subprocess.Popen(args, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 180
+    while not list((workdir / "results").rglob("seed*.json")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    finished = _records(workdir)
+    assert len(finished) == 1, first.communicate(timeout=60)[0]
+    victim = _wait_mid_training(workdir, _log_sizes(workdir))
+    for pid in _training_pids(workdir):
+        os.kill(pid, signal.SIGTERM)
+    output = first.communicate(timeout=120)[0]
+    assert first.returncode != 0, output
+    assert "stopped by signal SIGTERM" in victim.read_text()
+    assert set(_records(workdir)) == set(finished)  # nothing new
+    finished = _records(workdir)  # as Snakemake left it after the job (it may touch outputs)
+    assert not list((workdir / "results").rglob("*.part"))
+
+    # 2. Ctrl-C: SIGINT to snakemake and its jobs
+    sizes = _log_sizes(workdir)
+    second = subprocess.Popen(
+        args, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
+    _wait_mid_training(workdir, sizes)
+    os.killpg(second.pid, signal.SIGINT)  # as a terminal's Ctrl-C does: the whole foreground group
+    output = second.communicate(timeout=120)[0]
+    assert _records(workdir) == finished, output
+    assert not list((workdir / "results").rglob("*.part"))
+
+    # 3. the plan is exactly the missing runs; running completes them and leaves the finished one alone
+    plan = planned_jobs(snakemake(workdir, "-n", "--cores", "1", "--configfile", str(cfg)))
+    assert plan["train"] == 2 and "download_mnist" not in plan and "prepare_mnist" not in plan
+    snakemake(workdir, "--cores", "1", "--configfile", str(cfg))
+    after = _records(workdir)
+    assert len(after) == 3
+    for path, state in finished.items():
+        assert after[path] == state
