@@ -148,7 +148,7 @@ def test_interrupted_runs_leave_nothing_and_rerun_completes_only_them(tmp_path):
         sums,
         devices={"cpu": {"type": "cpu", "threads": 1}},
         seeds=[1, 2, 3],
-        epochs=300,
+        epochs=150,
         step_samples=0,
     )
     cfg = write_config(workdir, config)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
 import pandas as pd
 
-from . import records, stats
+from . import model, records, stats
 
 CV_WARN = 0.05  # coefficient of variation above which a machine is called noisy
 ACCURACY_TOLERANCE = 0.01  # 1 percentage point
@@ -45,7 +46,6 @@ def summary_row(record: dict, path, origin: str) -> dict:
         "samples_per_s": t["samples_per_s"],
         "step_ms_median": t.get("step_ms_median"),
         "achieved_flops_per_s": f["achieved_per_s"],
-        "calibrated_flops_per_s": record.get("calibrated_flops_per_s"),
         "final_train_loss": q["final_train_loss"],
         "val_accuracy": q["val_accuracy"],
         "test_accuracy": q["test_accuracy"],
@@ -57,15 +57,45 @@ def summary_row(record: dict, path, origin: str) -> dict:
     }
 
 
-def load_runs(local_files, extra_dirs=()) -> pd.DataFrame:
-    """Read and check every record; label devices uniquely across hosts."""
+def load_calibration(paths) -> pd.DataFrame:
+    """One row per (host, device label, batch size) with the calibrated rate."""
+    rows = []
+    for path in paths:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            for bs, result in data["mlp_shapes"].items():
+                rows.append(
+                    {
+                        "host": data["environment"]["hostname"],
+                        "device_label": data["device"],
+                        "batch_size": int(bs),
+                        "calibrated_flops_per_s": float(result["flops_per_s_median"]),
+                        "square_flops_per_s": float(data["square"]["flops_per_s_median"]),
+                    }
+                )
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise records.RecordError(
+                f"{path}: not a readable calibration record ({type(exc).__name__}: {exc}). "
+                "Fix: delete it and run snakemake again."
+            ) from None
+    columns = ["host", "device_label", "batch_size", "calibrated_flops_per_s", "square_flops_per_s"]
+    return pd.DataFrame(rows, columns=columns).drop_duplicates(["host", "device_label", "batch_size"], keep="last")
+
+
+def load_runs(local_files, extra_dirs=(), calibration_files=()) -> pd.DataFrame:
+    """Read and check every record; label devices uniquely across hosts;
+    attach each device's calibrated matrix-multiply rate."""
     rows = [summary_row(records.load(p), p, "local") for p in local_files]
+    calibration = list(calibration_files)
     for folder in extra_dirs:
         files = find_run_files(Path(folder) / "runs")
         rows += [summary_row(records.load(p), p, str(folder)) for p in files]
+        calibration += sorted((Path(folder) / "calibration").glob("*.json"))
     if not rows:
         raise records.RecordError("no run records to aggregate")
     df = pd.DataFrame(rows)
+    df = df.merge(load_calibration(calibration), on=["host", "device_label", "batch_size"], how="left")
+    df["fraction_of_calibrated"] = df.achieved_flops_per_s / df.calibrated_flops_per_s
     hosts_per_label = df.groupby("device_label")["host"].nunique()
     shared = set(hosts_per_label[hosts_per_label > 1].index)
     df.insert(
@@ -121,6 +151,8 @@ def speedup_table(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
                 "baseline_epoch_s_mean": base.mean() if len(base) else math.nan,
             }
             row["fraction_of_calibrated"] = row["achieved_flops_per_s"] / row["calibrated_flops_per_s"]
+            # the throughput this device would reach if a step ran at its calibrated rate
+            row["bound_samples_per_s"] = row["calibrated_flops_per_s"] / (model.training_step_flops(bs) / bs)
             if len(base) == 0:
                 ratio = stats.Ratio(math.nan, math.nan, math.nan, math.nan)
             elif device == baseline:

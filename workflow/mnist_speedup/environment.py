@@ -9,6 +9,19 @@ import socket
 import subprocess
 
 
+def process_age_s() -> float | None:
+    """Seconds since this process started (Linux), e.g. to time interpreter
+    start and imports that happen before any of our code runs."""
+    try:
+        with open("/proc/self/stat", encoding="utf-8") as fh:
+            start_ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime", encoding="utf-8") as fh:
+            uptime = float(fh.read().split()[0])
+        return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def cpu_model() -> str:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:

@@ -38,16 +38,11 @@ RC = {
 }
 
 
-def _ci(values):
-    return stats.mean_ci(values)
-
-
 def draw(
     summary: pd.DataFrame,
     speedup: pd.DataFrame,
     baseline: str,
     options: dict | None = None,
-    calibration: pd.DataFrame | None = None,
 ):
     """Return the matplotlib figure."""
     opts = {**DEFAULTS, **(options or {})}
@@ -64,7 +59,7 @@ def draw(
             hue_order=devices,
             palette=colours,
             estimator="mean",
-            errorbar=_ci,
+            errorbar=stats.mean_ci,
             err_style="bars",
             marker="o",
             markersize=4,
@@ -72,18 +67,16 @@ def draw(
             err_kws={"capsize": 2, "linewidth": 0.8},
             ax=ax_a,
         )
-        if calibration is not None and not calibration.empty:
-            for device, rows in calibration.groupby("device"):
-                if device in colours:
-                    rows = rows.sort_values("batch_size")
-                    ax_a.plot(
-                        rows.batch_size,
-                        rows.bound_samples_per_s,
-                        ls="--",
-                        lw=0.8,
-                        color=colours[device],
-                        label=f"{device} bound",
-                    )
+        bounds = speedup.dropna(subset=["bound_samples_per_s"]).sort_values("batch_size")
+        for device, rows in bounds.groupby("device"):
+            ax_a.plot(
+                rows.batch_size,
+                rows.bound_samples_per_s,
+                ls="--",
+                lw=0.8,
+                color=colours.get(device),
+                label=f"{device}, calibrated bound",
+            )
         ax_a.set(xscale="log", yscale="log", xlabel="Batch size (samples)", ylabel="Training throughput (samples/s)")
         ax_a.set_xticks(batch_sizes, [str(b) for b in batch_sizes])
         ax_a.minorticks_off()

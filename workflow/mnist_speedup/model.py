@@ -69,11 +69,11 @@ def layer_matmul_shapes(batch_size: int) -> list[tuple[int, int, int]]:
 def build(tf, tl):
     """The TensorLayer 2.x model. ``tf`` and ``tl`` are passed in so that
     importing this module never imports TensorFlow."""
-    ni = tl.layers.Input([None, LAYERS[0][0]], name="input")
-    nn = tl.layers.Dropout(keep=KEEP[0], name="drop1")(ni)
-    nn = tl.layers.Dense(n_units=LAYERS[0][1], act=tf.nn.relu, name="relu1")(nn)
-    nn = tl.layers.Dropout(keep=KEEP[1], name="drop2")(nn)
-    nn = tl.layers.Dense(n_units=LAYERS[1][1], act=tf.nn.relu, name="relu2")(nn)
-    nn = tl.layers.Dropout(keep=KEEP[2], name="drop3")(nn)
-    nn = tl.layers.Dense(n_units=LAYERS[2][1], act=None, name="output")(nn)
-    return tl.models.Model(inputs=ni, outputs=nn, name="mlp")
+    ni = tl.layers.Input([None, LAYERS[0][0]])
+    nn = tl.layers.Dropout(keep=KEEP[0])(ni)
+    nn = tl.layers.Dense(n_units=LAYERS[0][1], act=tf.nn.relu)(nn)
+    nn = tl.layers.Dropout(keep=KEEP[1])(nn)
+    nn = tl.layers.Dense(n_units=LAYERS[1][1], act=tf.nn.relu)(nn)
+    nn = tl.layers.Dropout(keep=KEEP[2])(nn)
+    nn = tl.layers.Dense(n_units=LAYERS[2][1], act=None)(nn)
+    return tl.models.Model(inputs=ni, outputs=nn)

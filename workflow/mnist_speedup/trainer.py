@@ -66,10 +66,31 @@ def steady_state(epoch_s: list[float], warmup_epochs: int) -> list[float]:
     return epoch_s[warmup_epochs:]
 
 
+OPTIMIZER = "tf.compat.v1.train.AdamOptimizer (fused ResourceApplyAdam kernel, as in the original TF1 code)"
+
+
+def make_optimizer(tf, spec: RunSpec):
+    """Adam as the original article ran it: TensorFlow's fused Adam kernel.
+
+    Same update as keras.optimizers.Adam (both use the "epsilon hat" form),
+    but one fused kernel per variable instead of a dozen element-wise ops:
+    about 3 ms less per step at batch 500 on a 2-core CPU, which would
+    otherwise be charged to the device. Keyword ``learning_rate=``, never
+    ``lr=``.
+    """
+    return tf.compat.v1.train.AdamOptimizer(
+        learning_rate=spec.learning_rate,
+        beta1=spec.adam["beta_1"],
+        beta2=spec.adam["beta_2"],
+        epsilon=spec.adam["epsilon"],
+    )
+
+
 def run(spec: RunSpec, data_path, log=print) -> dict:
     """Train once and return the run record (see ``records.py``)."""
     started_at = _now()
-    setup = {}
+    # process start, interpreter, Snakemake's script preamble, lock wait
+    setup = {"before_run_s": environment.process_age_s()}
     t = time.perf_counter()
     tf, tl, device_name, gpu = tfdevice.open_device(spec.device_spec)
     setup["import_s"] = time.perf_counter() - t
@@ -114,7 +135,7 @@ def run(spec: RunSpec, data_path, log=print) -> dict:
         finished_at=_now(),
         environment=env,
     )
-    record["setup_s"] = {k: round(v, 6) for k, v in setup.items()}
+    record["setup_s"] = {k: (round(v, 6) if v is not None else None) for k, v in setup.items()}
     return record
 
 
@@ -124,8 +145,7 @@ def _train(tf, tl, device_name, spec: RunSpec, data, steps, setup, log) -> dict:
     with tf.device(device_name):
         t = time.perf_counter()
         net = model.build(tf, tl)
-        optimizer = tf.keras.optimizers.Adam(learning_rate=spec.learning_rate, **spec.adam)
-        optimizer.build(net.trainable_weights)
+        optimizer = make_optimizer(tf, spec)
         setup["build_s"] = time.perf_counter() - t
 
         @tf.function
@@ -143,8 +163,9 @@ def _train(tf, tl, device_name, spec: RunSpec, data, steps, setup, log) -> dict:
 
         t = time.perf_counter()
         if spec.input_pipeline == "device":
-            x_dev = tf.identity(tf.constant(data["x_train"]))
-            y_dev = tf.identity(tf.constant(data["y_train"]))
+            x_dev, y_dev = tf.constant(data["x_train"]), tf.constant(data["y_train"])
+            if device_name != "/CPU:0":  # copy to the GPU now, not in the first step
+                x_dev, y_dev = tf.identity(x_dev), tf.identity(y_dev)
             indices = tf.range(n_train)
         else:
             rng = np.random.default_rng(spec.seed)
@@ -238,6 +259,7 @@ def _train(tf, tl, device_name, spec: RunSpec, data, steps, setup, log) -> dict:
             "step_ms": step_ms,
             "step_ms_median": statistics.median(step_ms) if step_ms else None,
         },
+        "optimizer": OPTIMIZER,
         "flops": {
             "per_step": flops_step,
             "per_epoch": flops_step * steps,

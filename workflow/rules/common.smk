@@ -38,6 +38,7 @@ def code_digest(names):
 
 
 TRAINING_CODE_DIGEST = code_digest(TRAINING_CODE)
+CALIBRATION_CODE_DIGEST = code_digest(("calibrate.py", "model.py", "tfdevice.py"))
 
 # Timing jobs must never overlap. The workflow profile (profiles/default)
 # caps the `timing_slot` resource at 1; without it, warn loudly. The
@@ -68,12 +69,16 @@ def run_files():
     )
 
 
+def calibration_files():
+    return expand("results/calibration/{device}.json", device=DEVICES)
+
+
 def expected_sha256(name):
     return config["mnist_sha256"].get(name, mnist.CANONICAL_SHA256[name])
 
 
 def device_spec(wildcards):
-    return DEVICES[wildcards.device]
+    return dict(DEVICES[wildcards.device])
 
 
 def device_threads(wildcards):
@@ -103,10 +108,12 @@ def figure_files():
     return expand("results/figures/speedup.{ext}", ext=config["figure"]["formats"])
 
 
-def extra_run_files():
+def extra_result_files():
+    """Run records and calibrations copied from other machines."""
     files = []
     for folder in config["extra_runs"]:
         files += sorted(Path(folder, "runs").glob("*/bs*/seed*.json"))
+        files += sorted(Path(folder, "calibration").glob("*.json"))
     return [str(f) for f in files]
 
 

@@ -4,7 +4,8 @@
 rule aggregate:
     input:
         runs=run_files(),
-        extra=extra_run_files(),
+        calibration=calibration_files(),
+        extra=extra_result_files(),
     output:
         summary=report(
             "results/summary.csv",

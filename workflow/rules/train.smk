@@ -1,4 +1,5 @@
-# One timed training run per device x batch size x seed, one process each.
+# One timed training run per device x batch size x seed, one process each,
+# and one calibration of each device's matrix-multiply rate.
 
 
 rule train:
@@ -18,3 +19,23 @@ rule train:
         code=TRAINING_CODE_DIGEST,
     script:
         "../scripts/train.py"
+
+
+rule calibrate:
+    output:
+        "results/calibration/{device}.json",
+    log:
+        "logs/calibrate/{device}.log",
+    conda:
+        "../../envs/tensorflow.yaml"
+    threads: device_threads
+    resources:
+        timing_slot=1,
+    params:
+        device_spec=device_spec,
+        batch_sizes=config["batch_sizes"],
+        square_size=config["calibration"]["square_size"],
+        repeats=config["calibration"]["repeats"],
+        code=CALIBRATION_CODE_DIGEST,
+    script:
+        "../scripts/calibrate.py"

@@ -8,7 +8,7 @@ from mnist_speedup import aggregate
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
-    summary = aggregate.load_runs(snakemake.input.runs, snakemake.params.extra_runs)
+    summary = aggregate.load_runs(snakemake.input.runs, snakemake.params.extra_runs, snakemake.input.calibration)
     baseline = aggregate.baseline_device(summary, snakemake.params.baseline)
     speedup = aggregate.speedup_table(summary, baseline)
     summary.to_csv(snakemake.output.summary, index=False)

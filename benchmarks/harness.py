@@ -1,0 +1,211 @@
+"""Benchmark of the measurement harness itself (not part of the test suite).
+
+    python benchmarks/harness.py --mirror ../shared/data/mnist [--threads 2]
+
+Prints one table, measured in one run on one machine, and writes it with the
+machine and the date to benchmarks/RESULTS.md:
+  (a) steady-state epoch time of our trainer against keras.Model.fit on the
+      identical MLP, data, batch size, threads and epochs, interleaved A B A B;
+  (b) our trainer's achieved FLOP/s against the calibrated matrix-multiply
+      rate at batch 500;
+  (c) the whole `snakemake` wall time of the default config against the sum
+      of the timed training in its JSONs, and the fixed cost per training job.
+Each measurement runs in its own process, as the workflow's jobs do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "workflow"))
+
+BATCH = 500
+EPOCHS = 4  # 1 warm-up + 3 steady
+SPEC = None  # set in workers
+
+
+def worker_trainer(npz: str, threads: int) -> dict:
+    from mnist_speedup import trainer
+
+    spec = trainer.RunSpec(
+        device="cpu", device_spec={"type": "cpu", "threads": threads}, batch_size=BATCH, seed=1,
+        epochs=EPOCHS, warmup_epochs=1, step_samples=0,
+    )  # fmt: skip
+    record = trainer.run(spec, npz, log=lambda *a: None)
+    return {
+        "steady_epoch_s": record["timing"]["steady_epoch_mean_s"],
+        "achieved_flops_per_s": record["flops"]["achieved_per_s"],
+        "test_accuracy": record["quality"]["test_accuracy"],
+    }
+
+
+def worker_keras(npz: str, threads: int) -> dict:
+    from mnist_speedup import tfdevice, trainer
+
+    tf, _tl, _device, _gpu = tfdevice.open_device({"type": "cpu", "threads": threads})
+    keras = tf.keras
+    tf.keras.utils.set_random_seed(1)
+    data = trainer.load_data(npz)
+    model = keras.Sequential([
+        keras.Input((784,)),
+        keras.layers.Dropout(0.2),
+        keras.layers.Dense(800, activation="relu"),
+        keras.layers.Dropout(0.5),
+        keras.layers.Dense(800, activation="relu"),
+        keras.layers.Dropout(0.5),
+        keras.layers.Dense(10),
+    ])  # fmt: skip
+    model.compile(
+        optimizer=keras.optimizers.Adam(learning_rate=1e-4, beta_1=0.9, beta_2=0.999, epsilon=1e-8),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
+    times = []
+
+    class EpochClock(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            tfdevice.sync(tf)
+            self.t0 = time.perf_counter()
+
+        def on_epoch_end(self, epoch, logs=None):
+            tfdevice.sync(tf)
+            times.append(time.perf_counter() - self.t0)
+
+    model.fit(data["x_train"], data["y_train"], batch_size=BATCH, epochs=EPOCHS, shuffle=True, verbose=0,
+              callbacks=[EpochClock()])  # fmt: skip
+    return {"steady_epoch_s": statistics.fmean(times[1:])}
+
+
+def worker_calibrate(threads: int) -> dict:
+    from mnist_speedup import calibrate
+
+    result, _ = calibrate.measure({"type": "cpu", "threads": threads}, [BATCH], 2048, 7, log=lambda *a: None)
+    return {"calibrated_flops_per_s": result["mlp_shapes"][str(BATCH)]["flops_per_s_median"],
+            "square_flops_per_s": result["square"]["flops_per_s_median"]}  # fmt: skip
+
+
+def in_process(kind: str, *args) -> dict:
+    cmd = [sys.executable, __file__, "--worker", kind, *map(str, args)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")), None)
+    if line is None:
+        raise RuntimeError(f"worker {kind} failed:\n{proc.stdout}\n{proc.stderr}")
+    return json.loads(line[len("RESULT ") :])
+
+
+def prepare_npz(mirror: Path, workdir: Path) -> Path:
+    from mnist_speedup import mnist
+
+    for name in mnist.FILES:
+        mnist.fetch_verified(name, [str(mirror)], workdir / f"{name}.gz", mnist.CANONICAL_SHA256[name],
+                             log=lambda *a: None)  # fmt: skip
+    npz = workdir / "mnist.npz"
+    mnist.prepare(workdir, npz)
+    return npz
+
+
+def snakemake_overhead(mirror: Path, workdir: Path) -> dict:
+    wf = workdir / "wf"
+    wf.mkdir()
+    for part in ("Snakefile", "config", "workflow", "profiles", "envs"):
+        src = ROOT / part
+        (shutil.copytree if src.is_dir() else shutil.copy2)(src, wf / part)
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "4", "--config", f"mirrors=[{str(mirror)!r}]"],
+        cwd=wf, check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    wall = time.perf_counter() - start
+    timed, fixed, before = 0.0, [], []
+    runs = sorted((wf / "results" / "runs").glob("*/bs*/seed*.json"))
+    for path in runs:
+        r = json.loads(path.read_text())
+        epochs = sum(r["timing"]["epoch_s"])
+        timed += epochs
+        inside = (
+            dt.datetime.fromisoformat(r["finished_at"]) - dt.datetime.fromisoformat(r["started_at"])
+        ).total_seconds()
+        before.append(r["setup_s"].get("before_run_s") or 0.0)
+        fixed.append(inside - epochs + before[-1])
+    return {
+        "wall_s": wall,
+        "timed_s": timed,
+        "jobs": len(runs),
+        "overhead_fraction": (wall - timed) / wall,
+        "fixed_per_job_s": statistics.fmean(fixed),
+        "before_run_s": statistics.fmean(before),
+        "speedup_csv": (wf / "results" / "speedup.csv").read_text(),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mirror", type=Path, default=ROOT.parent / "shared" / "data" / "mnist")
+    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--pairs", type=int, default=2, help="A B pairs for (a)")
+    parser.add_argument("--skip-snakemake", action="store_true", help="leave out (c), the longest part")
+    parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        kind, *rest = args.worker
+        fn = {"trainer": worker_trainer, "keras": worker_keras, "calibrate": worker_calibrate}[kind]
+        typed = [int(a) if a.isdigit() else a for a in rest]
+        print("RESULT " + json.dumps(fn(*typed)))
+        return
+
+    mirror = args.mirror.resolve()
+    with tempfile.TemporaryDirectory(prefix="harness-") as tmp:
+        tmp = Path(tmp)
+        npz = prepare_npz(mirror, tmp)
+        ours, keras = [], []
+        for _ in range(args.pairs):  # interleaved: A B A B
+            ours.append(in_process("trainer", npz, args.threads))
+            keras.append(in_process("keras", npz, args.threads))
+        cal = in_process("calibrate", args.threads)
+        overhead = None if args.skip_snakemake else snakemake_overhead(mirror, tmp)
+
+    t_ours = statistics.fmean(r["steady_epoch_s"] for r in ours)
+    t_keras = statistics.fmean(r["steady_epoch_s"] for r in keras)
+    achieved = statistics.fmean(r["achieved_flops_per_s"] for r in ours)
+    rows = [
+        ("(a) keras.Model.fit epoch time / our trainer's (higher = ours faster)", f"{t_keras / t_ours:.2f}x",
+         ">= 1.2x", f"ours {t_ours:.3f} s, fit {t_keras:.3f} s per steady epoch, batch {BATCH}, {args.threads} threads, "
+         f"{args.pairs} interleaved pairs"),
+        ("(b) achieved / calibrated FLOP/s at batch 500", f"{achieved / cal['calibrated_flops_per_s']:.0%}",
+         ">= 80%", f"achieved {achieved / 1e9:.1f} GFLOP/s, calibrated {cal['calibrated_flops_per_s'] / 1e9:.1f} "
+         f"GFLOP/s at the MLP's shapes (square 2048: {cal['square_flops_per_s'] / 1e9:.1f})"),
+    ]  # fmt: skip
+    if overhead:
+        rows.append(("(c) snakemake overhead: (wall - timed training) / wall", f"{overhead['overhead_fraction']:.0%}",
+                     "<= 25%", f"wall {overhead['wall_s']:.0f} s, timed {overhead['timed_s']:.0f} s over "
+                     f"{overhead['jobs']} training jobs; fixed cost {overhead['fixed_per_job_s']:.1f} s per job "
+                     f"({overhead['before_run_s']:.1f} s before our code runs)"))  # fmt: skip
+    table = ["| measure | result | target | detail |", "|---|---|---|---|"]
+    table += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
+    text = "\n".join(table)
+    print(text)
+    machine = f"{platform.node()}, {platform.processor() or platform.machine()}, {os.cpu_count()} logical cores, " \
+              f"{platform.platform()}, Python {platform.python_version()}"  # fmt: skip
+    cmd = "python benchmarks/harness.py " + " ".join(sys.argv[1:])
+    out = ROOT / "benchmarks" / "RESULTS.md"
+    block = f"## {dt.date.today().isoformat()}: {machine}\n\n`{cmd}`\n\n{text}\n"
+    if overhead:
+        block += "\nspeedup.csv of the default run:\n\n```\n" + overhead["speedup_csv"] + "```\n"
+    header = "# Harness benchmark results\n\nNewest first. Produced by `benchmarks/harness.py`.\n\n"
+    old = out.read_text().removeprefix(header) if out.exists() else ""
+    out.write_text(header + block + "\n" + old)
+
+
+if __name__ == "__main__":
+    main()

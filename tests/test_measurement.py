@@ -1,0 +1,93 @@
+"""Calibration output, determinism, and the spread arithmetic of the report."""
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import ROOT
+from mnist_speedup import aggregate, stats
+
+pytestmark = pytest.mark.slow
+
+WORKER = """
+import json, sys
+sys.path.insert(0, {pkg!r})
+from mnist_speedup import {module}
+{body}
+"""
+
+
+def run_worker(module: str, body: str, **fmt) -> dict:
+    code = WORKER.format(pkg=str(ROOT / "workflow"), module=module, body=body.format(**fmt))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")), None)
+    assert line, proc.stdout + proc.stderr
+    return json.loads(line[len("RESULT") :])
+
+
+def test_calibration_output_schema():
+    out = run_worker(
+        "calibrate",
+        "r, _ = calibrate.measure({{'type': 'cpu', 'threads': 1}}, [32, 64], 128, 3, log=lambda *a: None)\n"
+        "print('RESULT' + json.dumps(r))",
+    )
+    assert out["schema_version"] == 1 and out["device_spec"] == {"type": "cpu", "threads": 1}
+    assert set(out["mlp_shapes"]) == {"32", "64"}
+    for bs, result in out["mlp_shapes"].items():
+        assert len(result["shapes_mkn"]) == 8 and [int(bs), 784, 800] in result["shapes_mkn"]
+        assert len(result["flops_per_s_all"]) == 3
+        assert result["flops_per_s_median"] == pytest.approx(float(np.median(result["flops_per_s_all"])))
+        assert 1e6 < result["flops_per_s_median"] < 1e14
+    assert out["square"]["size"] == 128 and out["square"]["flops_per_s_median"] > 0
+
+
+def test_deterministic_runs_repeat_every_epoch_loss(tmp_path):
+    rng = np.random.default_rng(0)
+    x = rng.random((600, 784), dtype=np.float32)
+    y = rng.integers(0, 10, 600)
+    npz = tmp_path / "d.npz"
+    np.savez(npz, x_train=x, y_train=y, x_val=x[:100], y_val=y[:100], x_test=x[:100], y_test=y[:100])
+    body = (
+        "spec = trainer.RunSpec(device='cpu', device_spec={{'type': 'cpu', 'threads': 2}}, batch_size=50, seed=7,"
+        " epochs=3, step_samples=0, deterministic=True)\n"
+        "r = trainer.run(spec, {npz!r}, log=lambda *a: None)\n"
+        "print('RESULT' + json.dumps([r['quality']['epoch_loss'], r['deterministic']]))"
+    )
+    first = run_worker("trainer", body, npz=str(npz))
+    second = run_worker("trainer", body, npz=str(npz))  # a separate process, as in the workflow
+    assert first[1] is True
+    assert first[0] == second[0]  # bit-identical, not approximately equal
+
+
+def _summary(times: dict) -> pd.DataFrame:
+    rows = []
+    for device, per_seed in times.items():
+        for seed, epochs in enumerate(per_seed):
+            rows.append({
+                "device": device, "device_type": "cpu", "host": "h", "batch_size": 100, "seed": seed,
+                "steady_epoch_mean_s": float(np.mean(epochs)), "epoch_cv": stats.cv(epochs),
+                "samples_per_s": 1000 / float(np.mean(epochs)), "achieved_flops_per_s": 1.0,
+                "calibrated_flops_per_s": math.nan, "test_accuracy": 0.9,
+            })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_spread_and_seeds_needed_by_hand():
+    summary = _summary({
+        "base": [[10.0, 10.0], [11.0, 11.0], [12.0, 12.0]],  # seed means 10, 11, 12: CV = 1/11
+        "fast": [[1.0, 1.2], [1.1, 1.1], [1.2, 1.0]],  # seed means 1.1 each: CV 0; epoch CVs 0.1286, 0, 0.1286
+    })  # fmt: skip
+    table = aggregate.speedup_table(summary, "base").set_index("device")
+    assert table.loc["base", "cv_seeds"] == pytest.approx(1 / 11)
+    assert table.loc["fast", "cv_seeds"] == pytest.approx(0.0)
+    epoch_cv = math.sqrt(0.02) / 1.1  # std of (1.0, 1.2) / mean
+    assert table.loc["fast", "cv_epochs"] == pytest.approx(2 * epoch_cv / 3)
+    assert table.loc["fast", "speedup"] == pytest.approx(11 / 1.1)
+    # seeds for +/-5%: need t(2n-2) * sqrt((1/11)^2 / n) <= 0.05, i.e. n >= t^2 * 3.306;
+    # n = 14: t(26) = 2.056 -> 13.97 <= 14; n = 13: t(24) = 2.064 -> 14.08 > 13
+    assert table.loc["fast", "seeds_for_5pct_ci"] == 14

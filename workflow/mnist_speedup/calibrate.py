@@ -1,0 +1,67 @@
+"""The device's own limit: sustained float32 matrix-multiply rate.
+
+For each batch size, the eight matrix products of one training step of the
+MLP (``model.layer_matmul_shapes``) run back to back in one ``tf.function``;
+and one large square product. Each measurement is warmed up, synchronised
+before and after, repeated, and summarised by its median.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from . import model, tfdevice
+
+CALIBRATION_SCHEMA_VERSION = 1
+_MIN_SECONDS = 0.2  # one repeat runs the product at least this long
+
+
+def _rate(tf, fn, flops: int, repeats: int) -> dict:
+    fn()  # trace and warm up
+    tfdevice.sync(tf)
+    # inner iterations so that one repeat lasts long enough for the clock
+    t0 = time.perf_counter()
+    fn()
+    tfdevice.sync(tf)
+    once = max(time.perf_counter() - t0, 1e-6)
+    inner = max(1, int(_MIN_SECONDS / once))
+    rates = []
+    for _ in range(repeats):
+        tfdevice.sync(tf)
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        tfdevice.sync(tf)
+        rates.append(flops * inner / (time.perf_counter() - t0))
+    return {
+        "flops_per_s_median": statistics.median(rates),
+        "flops_per_s_all": rates,
+        "inner_iterations": inner,
+    }
+
+
+def measure(spec: dict, batch_sizes: list[int], square_size: int, repeats: int, log=print) -> dict:
+    tf, tl, device_name, gpu = tfdevice.open_device(spec)
+    out = {"schema_version": CALIBRATION_SCHEMA_VERSION, "device_spec": dict(spec), "repeats": repeats}
+    with tf.device(device_name):
+        by_batch = {}
+        for bs in batch_sizes:
+            shapes = model.layer_matmul_shapes(bs)
+            operands = [(tf.random.normal([m, k]), tf.random.normal([k, n])) for m, k, n in shapes]
+
+            @tf.function
+            def step_products(operands=operands):
+                return [tf.matmul(a, b) for a, b in operands]
+
+            result = _rate(tf, step_products, model.matmul_flops(bs), repeats)
+            result["shapes_mkn"] = [list(s) for s in shapes]
+            by_batch[str(bs)] = result
+            log(f"batch {bs}: {result['flops_per_s_median'] / 1e9:.1f} GFLOP/s at the MLP's shapes")
+        n = square_size
+        a, b = tf.random.normal([n, n]), tf.random.normal([n, n])
+        square = _rate(tf, tf.function(lambda: tf.matmul(a, b)), 2 * n**3, repeats)
+        square["size"] = n
+        log(f"square {n}: {square['flops_per_s_median'] / 1e9:.1f} GFLOP/s")
+    out.update(mlp_shapes=by_batch, square=square)
+    return out, (tf, tl, gpu)
