@@ -1,6 +1,8 @@
 """The real `snakemake` command on a tiny synthetic MNIST, end to end."""
 
+import contextlib
 import json
+import os
 
 import pandas as pd
 import pytest
@@ -84,3 +86,122 @@ def test_synthetic_digits_are_learnt(finished):
     workdir = finished[0]
     summary = pd.read_csv(workdir / "results" / "summary.csv")
     assert summary.test_accuracy.min() > 0.5  # 10 classes: chance is 0.1
+
+
+# ---------------------------------------------------------------- reruns
+
+
+def plan(workdir, config, name="changed.yaml"):
+    cfg = write_config(workdir, config, name)
+    return planned_jobs(snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg)))
+
+
+PRESENTATION = {"aggregate", "figure", "report_markdown", "all"}
+
+
+@contextlib.contextmanager
+def edited(path):
+    """Append a comment to a code file, then restore its bytes and mtime
+    (Snakemake's code trigger for script rules compares the script's mtime)."""
+    original, stat = path.read_bytes(), path.stat()
+    path.write_bytes(original + b"\n# an edit\n")
+    try:
+        yield
+    finally:
+        path.write_bytes(original)
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def test_second_run_does_nothing(finished):
+    workdir, _, config, _ = finished
+    assert plan(workdir, config) == {}
+
+
+def test_new_seed_schedules_only_its_runs(finished):
+    workdir, _, config, _ = finished
+    jobs = plan(workdir, {**config, "seeds": [1, 2, 3]})
+    assert jobs == {"train": 2, **dict.fromkeys(PRESENTATION, 1)}  # 2 devices x 1 new seed
+
+
+def test_new_batch_size_schedules_its_runs_and_calibration(finished):
+    workdir, _, config, _ = finished
+    jobs = plan(workdir, {**config, "batch_sizes": [100, 50]})
+    # calibration covers every configured batch size, so each device's reruns
+    assert jobs == {"train": 2 * 2, "calibrate": 2, **dict.fromkeys(PRESENTATION, 1)}
+
+
+@pytest.mark.parametrize("change", [{"epochs": 3}, {"learning_rate": 1e-3}, {"input_pipeline": "host"}])
+def test_hyperparameters_rerun_training(finished, change):
+    workdir, _, config, _ = finished
+    jobs = plan(workdir, {**config, **change})
+    assert jobs["train"] == 4 and "calibrate" not in jobs and "download_mnist" not in jobs
+
+
+def test_training_code_reruns_training_only_there(finished):
+    workdir, _, config, _ = finished
+    with edited(workdir / "workflow" / "mnist_speedup" / "trainer.py"):
+        jobs = plan(workdir, config)
+    assert jobs == {"train": 4, **dict.fromkeys(PRESENTATION, 1)}
+
+
+@pytest.mark.parametrize(
+    "change", [{"figure": {"formats": ["pdf", "png"], "dpi": 150}}, {"figure": {"palette": "deep", "title": "x"}}]
+)
+def test_presentation_settings_rerun_only_figure_and_report(finished, change):
+    workdir, _, config, _ = finished
+    jobs = plan(workdir, {**config, **change})
+    assert jobs == {"figure": 1, "report_markdown": 1, "all": 1}
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["workflow/mnist_speedup/figure.py", "workflow/scripts/figure.py", "workflow/mnist_speedup/report.py"],
+)
+def test_figure_and_report_code_rerun_no_training(finished, path):
+    workdir, _, config, _ = finished
+    with edited(workdir / path):
+        jobs = plan(workdir, config)
+    assert "train" not in jobs and "calibrate" not in jobs and "aggregate" not in jobs
+    assert jobs.get("report_markdown") == 1
+
+
+def test_readme_and_tests_retrain_nothing(finished):
+    workdir, _, config, _ = finished
+    (workdir / "README.md").write_text("edited")
+    (workdir / "tests").mkdir(exist_ok=True)
+    (workdir / "tests" / "test_new.py").write_text("def test_x():\n    pass\n")
+    assert plan(workdir, config) == {}
+
+
+def test_html_report(finished):
+    workdir, cfg, _, _ = finished
+    for name in ("report.html", "report.zip"):
+        snakemake(workdir, "--cores", "2", "--configfile", str(cfg), "--report", f"results/{name}")
+        assert (workdir / "results" / name).stat().st_size > 10_000
+    html = (workdir / "results" / "report.html").read_text(errors="replace")
+    assert "Fieller" in html and "speedup.csv" in html and "speedup.png" in html
+
+
+def test_runs_from_another_machine_join_the_report(finished, tmp_path):
+    workdir, _, config, _ = finished
+    other = tmp_path / "other-machine"
+    for sub in ("runs", "calibration"):
+        for src in (workdir / "results" / sub).rglob("*.json"):
+            record = json.loads(src.read_text())
+            record["environment"]["hostname"] = "lab-gpu-box"
+            dest = other / sub / src.relative_to(workdir / "results" / sub)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_text(json.dumps(record))
+    cfg = write_config(workdir, {**config, "extra_runs": [str(other)]}, "extra.yaml")
+    jobs = planned_jobs(snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg)))
+    assert "train" not in jobs and jobs["aggregate"] == 1
+    snakemake(workdir, "--cores", "2", "--configfile", str(cfg))
+    summary = pd.read_csv(workdir / "results" / "summary.csv")
+    local_host = summary[summary.origin == "local"].host.iloc[0]
+    assert set(summary.device) == {f"cpu@{local_host}", f"cpu1@{local_host}", "cpu@lab-gpu-box", "cpu1@lab-gpu-box"}
+    speedup = pd.read_csv(workdir / "results" / "speedup.csv")
+    assert set(speedup.baseline) == {f"cpu@{local_host}"}
+    assert summary.calibrated_flops_per_s.notna().all()
+    assert "cpu1@lab-gpu-box" in (workdir / "results" / "report.md").read_text()
+    # back to this machine's runs only, for the other tests of this module
+    snakemake(workdir, "--cores", "2", "--configfile", str(finished[1]))

@@ -39,6 +39,11 @@ def code_digest(names):
 
 TRAINING_CODE_DIGEST = code_digest(TRAINING_CODE)
 CALIBRATION_CODE_DIGEST = code_digest(("calibrate.py", "model.py", "tfdevice.py"))
+# Likewise for the presentation stages: their package code, not just the
+# thin rule scripts that Snakemake's code trigger already covers.
+AGGREGATE_CODE_DIGEST = code_digest(("aggregate.py", "records.py", "stats.py"))
+FIGURE_CODE_DIGEST = code_digest(("figure.py", "stats.py"))
+REPORT_CODE_DIGEST = code_digest(("report.py",))
 
 # Timing jobs must never overlap. The workflow profile (profiles/default)
 # caps the `timing_slot` resource at 1; without it, warn loudly. The

@@ -27,6 +27,7 @@ rule aggregate:
     params:
         baseline=BASELINE,
         extra_runs=config["extra_runs"],
+        code=AGGREGATE_CODE_DIGEST,
     script:
         "../scripts/aggregate.py"
 
@@ -49,6 +50,7 @@ rule figure:
     params:
         baseline=BASELINE,
         figure=config["figure"],
+        code=FIGURE_CODE_DIGEST,
     script:
         "../scripts/figure.py"
 
@@ -68,5 +70,6 @@ rule report_markdown:
     params:
         baseline=BASELINE,
         config=report_config(),
+        code=REPORT_CODE_DIGEST,
     script:
         "../scripts/report.py"
