@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
@@ -86,8 +86,9 @@ def draw(
         for device, rows in others.groupby("device"):
             c = colours.get(device)
             ax_b.plot(rows.batch_size, rows.speedup, marker="o", ms=4, lw=1.2, color=c, label=device)
-            finite = rows[rows.speedup_ci_low.notna() & rows.speedup_ci_high.notna()]
-            finite = finite[finite.speedup_ci_high.map(math.isfinite)]
+            finite = rows[np.isfinite(rows.speedup_ci_low) & np.isfinite(rows.speedup_ci_high)]
+            if finite.empty:  # one run per device: no interval to draw
+                continue
             ax_b.fill_between(
                 finite.batch_size, finite.speedup_ci_low, finite.speedup_ci_high, color=c, alpha=0.25, lw=0
             )
@@ -131,7 +132,8 @@ def save(fig, stem, formats, dpi: int) -> list[Path]:
     for fmt in formats:
         path = stem.with_suffix("." + fmt)
         tmp = path.with_name("." + path.name + ".part")
-        fig.savefig(tmp, format=fmt, dpi=dpi, metadata=None if fmt != "pdf" else {"CreationDate": None})
+        with plt.rc_context(RC):  # font embedding is decided when saving
+            fig.savefig(tmp, format=fmt, dpi=dpi, metadata=None if fmt != "pdf" else {"CreationDate": None})
         tmp.replace(path)
         paths.append(path)
     plt.close(fig)

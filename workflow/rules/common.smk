@@ -91,6 +91,16 @@ def device_threads(wildcards):
     return spec["threads"] if spec["type"] == "cpu" else 1
 
 
+def device_gpus(wildcards):
+    """GPUs a job needs (a cluster executor turns this into --gpus)."""
+    return 1 if DEVICES[wildcards.device]["type"] == "gpu" else 0
+
+
+def device_gpu_model(wildcards):
+    """The GPU model a cluster job must land on ('' = any)."""
+    return DEVICES[wildcards.device].get("model", "")
+
+
 def training_params(wildcards):
     """Every hyperparameter of one run, so that changing any reruns it."""
     return {

@@ -1,0 +1,53 @@
+"""The workflow on a real (single-node) Slurm cluster through
+snakemake-executor-plugin-slurm and profiles/slurm.
+
+Enabled by MNIST_SPEEDUP_SLURM=1, which `.ci/run` sets after
+`.ci/start-slurm.sh` has started munged, slurmctld and slurmd on this machine.
+"""
+
+import os
+import shutil
+
+import pandas as pd
+import pytest
+
+from conftest import copy_workflow, snakemake, synthetic_mnist, tiny_config, write_config, write_mirror
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        os.environ.get("MNIST_SPEEDUP_SLURM") != "1" or shutil.which("sbatch") is None,
+        reason="needs a running Slurm (bash .ci/start-slurm.sh, then MNIST_SPEEDUP_SLURM=1)",
+    ),
+]
+
+OUTPUTS = ["results/summary.csv", "results/speedup.csv", "results/report.md", "results/figures/speedup.pdf",
+           "results/figures/speedup.png", "results/runs/cpu/bs100/seed1.json", "results/runs/cpu1/bs100/seed1.json",
+           "results/calibration/cpu.json", "results/calibration/cpu1.json"]  # fmt: skip
+
+
+def test_slurm_profile_gives_the_same_outputs_as_a_local_run(tmp_path):
+    sums = write_mirror(tmp_path / "mirror", synthetic_mnist())
+    config = tiny_config(tmp_path / "mirror", sums, seeds=[1])
+    local = copy_workflow(tmp_path / "local")
+    cluster = copy_workflow(tmp_path / "cluster")
+    snakemake(local, "--cores", "2", "--configfile", str(write_config(local, config)))
+    proc = snakemake(
+        cluster,
+        "--workflow-profile", "profiles/slurm",
+        "--configfile", str(write_config(cluster, config)),
+        "--slurm-status-command", "squeue",
+        "--slurm-no-account",
+        timeout=900,
+    )  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert "sbatch" in out or "SLURM" in out or "slurm" in out, out
+    for path in OUTPUTS:
+        assert (local / path).exists() and (cluster / path).exists(), path
+    a = pd.read_csv(local / "results" / "summary.csv")
+    b = pd.read_csv(cluster / "results" / "summary.csv")
+    key = ["device", "batch_size", "seed"]
+    assert a[key].equals(b[key])
+    assert list(a.columns) == list(b.columns)
+    assert (a.test_accuracy - b.test_accuracy).abs().max() < 0.05
+    assert set(pd.read_csv(cluster / "results" / "speedup.csv").device) == {"cpu", "cpu1"}
