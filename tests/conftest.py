@@ -103,6 +103,16 @@ def write_config(workdir: Path, config: dict, name: str = "test.yaml") -> Path:
     return path
 
 
+def synthetic_workdir(root: Path, name: str = "wf", **overrides):
+    """A workflow copy under ``root`` with a synthetic MNIST mirror and a
+    tiny config (``overrides`` applied). Returns (workdir, config path, config)."""
+    mirror_dir = root / "mirror"
+    sums = write_mirror(mirror_dir, synthetic_mnist())
+    workdir = copy_workflow(root / name)
+    config = tiny_config(mirror_dir, sums, **overrides)
+    return workdir, write_config(workdir, config), config
+
+
 def snakemake(workdir: Path, *args: str, check: bool = True, timeout: float = 900, env=None):
     """Run the real snakemake command line in ``workdir``."""
     cmd = [sys.executable, "-m", "snakemake", *args]

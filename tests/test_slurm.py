@@ -11,7 +11,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from conftest import copy_workflow, snakemake, synthetic_mnist, tiny_config, write_config, write_mirror
+from conftest import snakemake, synthetic_workdir
 
 pytestmark = [
     pytest.mark.slow,
@@ -27,15 +27,13 @@ OUTPUTS = ["results/summary.csv", "results/speedup.csv", "results/report.md", "r
 
 
 def test_slurm_profile_gives_the_same_outputs_as_a_local_run(tmp_path):
-    sums = write_mirror(tmp_path / "mirror", synthetic_mnist())
-    config = tiny_config(tmp_path / "mirror", sums, seeds=[1])
-    local = copy_workflow(tmp_path / "local")
-    cluster = copy_workflow(tmp_path / "cluster")
-    snakemake(local, "--cores", "2", "--configfile", str(write_config(local, config)))
+    local, local_cfg, _ = synthetic_workdir(tmp_path, "local", seeds=[1])
+    cluster, cluster_cfg, _ = synthetic_workdir(tmp_path, "cluster", seeds=[1])
+    snakemake(local, "--cores", "2", "--configfile", str(local_cfg))
     proc = snakemake(
         cluster,
         "--workflow-profile", "profiles/slurm",
-        "--configfile", str(write_config(cluster, config)),
+        "--configfile", str(cluster_cfg),
         "--slurm-status-command", "squeue",
         "--slurm-no-account",
         timeout=900,

@@ -16,13 +16,9 @@ import pytest
 
 from conftest import (
     ROOT,
-    copy_workflow,
     planned_jobs,
     snakemake,
-    synthetic_mnist,
-    tiny_config,
-    write_config,
-    write_mirror,
+    synthetic_workdir,
 )
 
 pytestmark = pytest.mark.slow
@@ -85,15 +81,9 @@ def test_divergence_oom_and_missing_gpu_are_named(tmp_path):
 
 
 def test_keep_going_finishes_the_other_runs(tmp_path):
-    sums = write_mirror(tmp_path / "mirror", synthetic_mnist())
-    workdir = copy_workflow(tmp_path / "wf")
-    config = tiny_config(
-        tmp_path / "mirror",
-        sums,
-        seeds=[1],
-        devices={"cpu": {"type": "cpu", "threads": 2}, "gpu": {"type": "gpu", "index": 0}},
+    workdir, cfg, _ = synthetic_workdir(
+        tmp_path, seeds=[1], devices={"cpu": {"type": "cpu", "threads": 2}, "gpu": {"type": "gpu", "index": 0}}
     )
-    cfg = write_config(workdir, config)
     proc = snakemake(workdir, "--cores", "2", "--keep-going", "--configfile", str(cfg), check=False)
     assert proc.returncode != 0
     assert "TensorFlow sees no GPU" in proc.stderr
@@ -141,17 +131,9 @@ def _records(workdir: Path) -> dict[Path, tuple[int, bytes]]:
 
 
 def test_interrupted_runs_leave_nothing_and_rerun_completes_only_them(tmp_path):
-    sums = write_mirror(tmp_path / "mirror", synthetic_mnist())
-    workdir = copy_workflow(tmp_path / "wf")
-    config = tiny_config(
-        tmp_path / "mirror",
-        sums,
-        devices={"cpu": {"type": "cpu", "threads": 1}},
-        seeds=[1, 2, 3],
-        epochs=150,
-        step_samples=0,
+    workdir, cfg, _ = synthetic_workdir(
+        tmp_path, devices={"cpu": {"type": "cpu", "threads": 1}}, seeds=[1, 2, 3], epochs=150, step_samples=0
     )
-    cfg = write_config(workdir, config)
     args = [sys.executable, "-m", "snakemake", "--cores", "1", "--configfile", str(cfg)]
     env = {**os.environ, "MNIST_SPEEDUP_LOCK_DIR": str(workdir)}
 

@@ -7,7 +7,7 @@ import os
 import pandas as pd
 import pytest
 
-from conftest import copy_workflow, planned_jobs, snakemake, synthetic_mnist, tiny_config, write_config, write_mirror
+from conftest import copy_workflow, planned_jobs, snakemake, synthetic_workdir, tiny_config, write_config
 
 pytestmark = pytest.mark.slow
 
@@ -15,11 +15,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
     """A workflow copy after one complete run of the tiny config."""
-    root = tmp_path_factory.mktemp("e2e")
-    sums = write_mirror(root / "mirror", synthetic_mnist())
-    workdir = copy_workflow(root / "wf")
-    config = tiny_config(root / "mirror", sums)
-    cfg = write_config(workdir, config)
+    workdir, cfg, config = synthetic_workdir(tmp_path_factory.mktemp("e2e"))
     proc = snakemake(workdir, "--cores", "2", "--configfile", str(cfg))
     return workdir, cfg, config, proc
 
