@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
 from . import stats  # noqa: E402
 
@@ -80,6 +81,9 @@ def draw(
         ax_a.set(xscale="log", yscale="log", xlabel="Batch size (samples)", ylabel="Training throughput (samples/s)")
         ax_a.set_xticks(batch_sizes, [str(b) for b in batch_sizes])
         ax_a.minorticks_off()
+        # readable numbers on the log axis: 1, 2, 5 x 10^k, written out
+        ax_a.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax_a.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
         ax_a.legend(title=None, frameon=False)
 
         others = speedup[speedup.device != baseline].sort_values("batch_size")

@@ -120,6 +120,7 @@ def render(
         eff["achieved_flops_per_s"] = eff.achieved_flops_per_s.map(lambda v: _num(v / 1e9, "{:.1f} GFLOP/s"))
         eff["calibrated_flops_per_s"] = eff.calibrated_flops_per_s.map(lambda v: _num(v / 1e9, "{:.1f} GFLOP/s"))
         eff["fraction_of_calibrated"] = eff.fraction_of_calibrated.map(lambda v: _num(v * 100, "{:.0f}%"))
+        eff.columns = ["batch size", "device", "achieved", "calibrated matmul rate", "fraction"]
         parts += [
             "## Efficiency against each device's own limit",
             "",
