@@ -13,7 +13,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
 
-from . import stats  # noqa: E402
+from . import atomic, stats  # noqa: E402
 
 DEFAULTS = {
     "width_in": 7.0,
@@ -135,10 +135,8 @@ def save(fig, stem, formats, dpi: int) -> list[Path]:
     paths = []
     for fmt in formats:
         path = stem.with_suffix("." + fmt)
-        tmp = path.with_name("." + path.name + ".part")
-        with plt.rc_context(RC):  # font embedding is decided when saving
+        with atomic.replacing(path) as tmp, plt.rc_context(RC):  # fonts are embedded when saving
             fig.savefig(tmp, format=fmt, dpi=dpi, metadata=None if fmt != "pdf" else {"CreationDate": None})
-        tmp.replace(path)
         paths.append(path)
     plt.close(fig)
     return paths

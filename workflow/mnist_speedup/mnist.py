@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import os
 import struct
 import tempfile
 import zlib
@@ -19,6 +18,8 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import numpy as np
+
+from . import atomic
 
 FILES = (
     "train-images-idx3-ubyte",
@@ -161,7 +162,7 @@ def fetch_verified(
                 log(f"mirror {mirror}: {exc}")
                 failures.append((mirror, str(exc)))
                 continue
-            _write_atomic(dest, raw)
+            atomic.write_bytes(dest, raw)
             log(f"{name}: verified from {mirror}")
             return mirror
     lines = "\n".join(f"  - {m}: {why}" for m, why in failures) or "  (no mirrors configured)"
@@ -172,31 +173,9 @@ def fetch_verified(
     )
 
 
-def _write_atomic(dest: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix="." + dest.name + ".", suffix=".part", dir=dest.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_npz_atomic(dest: Path, **arrays) -> None:
-    dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + dest.name + ".", suffix=".part", dir=dest.parent)
-    os.close(fd)
-    try:
-        with open(tmp, "wb") as fh:
-            np.savez_compressed(fh, **arrays)
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def write_npz(dest: Path, **arrays) -> None:
+    with atomic.replacing(dest) as tmp, open(tmp, "wb") as fh:
+        np.savez_compressed(fh, **arrays)
 
 
 # --------------------------------------------------------------------- IDX
@@ -271,5 +250,5 @@ def prepare(folder: Path, dest: Path, validation_size: int = 10_000) -> dict[str
         read_idx_gz(folder / "t10k-labels-idx1-ubyte.gz", 1),
         validation_size=validation_size,
     )
-    write_npz_atomic(dest, **arrays)
+    write_npz(dest, **arrays)
     return {k: len(v) for k, v in arrays.items() if k.startswith("x_")}

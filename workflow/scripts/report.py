@@ -8,7 +8,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
 import pandas as pd
 
-from mnist_speedup import aggregate, report
+from mnist_speedup import aggregate, atomic, report
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
@@ -22,7 +22,5 @@ with logged(snakemake) as log:
     }
     figures = [os.path.relpath(f, out.parent) for f in snakemake.input.figures]
     text = report.render(summary, speedup, baseline, snakemake.params.config, figures, environments)
-    tmp = out.with_name("." + out.name + ".part")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(out)
+    atomic.write_text(out, text)
     log(f"wrote {out}")
