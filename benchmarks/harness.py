@@ -90,7 +90,7 @@ def worker_keras(npz: str, threads: int) -> dict:
 def worker_calibrate(threads: int) -> dict:
     from mnist_speedup import calibrate
 
-    result, _ = calibrate.measure({"type": "cpu", "threads": threads}, [BATCH], 2048, 7, log=lambda *a: None)
+    result = calibrate.measure({"type": "cpu", "threads": threads}, [BATCH], 2048, 7, log=lambda *a: None)
     return {"calibrated_flops_per_s": result["mlp_shapes"][str(BATCH)]["flops_per_s_median"],
             "square_flops_per_s": result["square"]["flops_per_s_median"]}  # fmt: skip
 
@@ -128,7 +128,9 @@ def snakemake_overhead(mirror: Path, workdir: Path) -> dict:
     )  # fmt: skip
     wall = time.perf_counter() - start
     timed, fixed, before = 0.0, [], []
-    runs = sorted((wf / "results" / "runs").glob("*/bs*/seed*.json"))
+    from mnist_speedup import records
+
+    runs = records.run_files(wf / "results")
     for path in runs:
         r = json.loads(path.read_text())
         epochs = sum(r["timing"]["epoch_s"])

@@ -33,7 +33,7 @@ def run_worker(module: str, body: str, **fmt) -> dict:
 def test_calibration_output_schema():
     out = run_worker(
         "calibrate",
-        "r, _ = calibrate.measure({{'type': 'cpu', 'threads': 1}}, [32, 64], 128, 3, log=lambda *a: None)\n"
+        "r = calibrate.measure({{'type': 'cpu', 'threads': 1}}, [32, 64], 128, 3, log=lambda *a: None)\n"
         "print('RESULT' + json.dumps(r))",
     )
     assert out["schema_version"] == 1 and out["device_spec"] == {"type": "cpu", "threads": 1}

@@ -14,11 +14,6 @@ CV_WARN = 0.05  # coefficient of variation above which a machine is called noisy
 ACCURACY_TOLERANCE = 0.01  # 1 percentage point
 
 
-def find_run_files(runs_dir) -> list[Path]:
-    """Every ``<device>/bs<batch>/seed<seed>.json`` under a runs/ folder."""
-    return sorted(Path(runs_dir).glob("*/bs*/seed*.json"))
-
-
 def summary_row(record: dict, path, origin: str) -> dict:
     t, q, f, env = record["timing"], record["quality"], record["flops"], record["environment"]
     spec = record["device_spec"]
@@ -88,9 +83,8 @@ def load_runs(local_files, extra_dirs=(), calibration_files=()) -> pd.DataFrame:
     rows = [summary_row(records.load(p), p, "local") for p in local_files]
     calibration = list(calibration_files)
     for folder in extra_dirs:
-        files = find_run_files(Path(folder) / "runs")
-        rows += [summary_row(records.load(p), p, str(folder)) for p in files]
-        calibration += sorted((Path(folder) / "calibration").glob("*.json"))
+        rows += [summary_row(records.load(p), p, str(folder)) for p in records.run_files(folder)]
+        calibration += records.calibration_files(folder)
     if not rows:
         raise records.RecordError("no run records to aggregate")
     df = pd.DataFrame(rows)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from . import model, tfdevice
+from . import environment, model, tfdevice
 
 CALIBRATION_SCHEMA_VERSION = 1
 _MIN_SECONDS = 0.2  # one repeat runs the product at least this long
@@ -64,4 +64,5 @@ def measure(spec: dict, batch_sizes: list[int], square_size: int, repeats: int, 
         square["size"] = n
         log(f"square {n}: {square['flops_per_s_median'] / 1e9:.1f} GFLOP/s")
     out.update(mlp_shapes=by_batch, square=square)
-    return out, (tf, tl, gpu)
+    out["environment"] = environment.capture(tf, tl, spec, gpu, device_name)
+    return out

@@ -111,3 +111,14 @@ def _keras_version() -> str | None:
         return keras.__version__
     except Exception:  # keras missing or broken: record that we do not know
         return None
+
+
+def capture(tf, tl, spec: dict, gpu, device_name: str) -> dict:
+    """The whole environment of a job on ``spec``: host, TensorFlow side,
+    and the thread settings TensorFlow actually uses."""
+    env = host_environment(spec.get("threads") if spec["type"] == "cpu" else None)
+    env.update(tensorflow_environment(tf, tl, gpu, spec.get("index")))
+    env["tf_intra_op_threads"] = tf.config.threading.get_intra_op_parallelism_threads()
+    env["tf_inter_op_threads"] = tf.config.threading.get_inter_op_parallelism_threads()
+    env["tf_device"] = device_name
+    return env

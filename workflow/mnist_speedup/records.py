@@ -21,6 +21,15 @@ class RecordError(ValueError):
     pass
 
 
+def run_files(results_dir) -> list[Path]:
+    """Every ``runs/<device>/bs<batch>/seed<seed>.json`` under a results folder."""
+    return sorted(Path(results_dir, "runs").glob("*/bs*/seed*.json"))
+
+
+def calibration_files(results_dir) -> list[Path]:
+    return sorted(Path(results_dir, "calibration").glob("*.json"))
+
+
 def write_json_atomic(path, obj) -> None:
     atomic.write_text(path, json.dumps(obj, indent=2, allow_nan=False) + "\n")
 

@@ -116,12 +116,7 @@ def run(spec: RunSpec, data_path, log=print) -> dict:
             "Fix: use a smaller batch size for this device."
         ) from exc
 
-    threads = spec.device_spec.get("threads") if spec.device_spec["type"] == "cpu" else None
-    env = environment.host_environment(threads)
-    env.update(environment.tensorflow_environment(tf, tl, gpu, spec.device_spec.get("index")))
-    env["tf_intra_op_threads"] = tf.config.threading.get_intra_op_parallelism_threads()
-    env["tf_inter_op_threads"] = tf.config.threading.get_inter_op_parallelism_threads()
-    env["tf_device"] = device_name
+    env = environment.capture(tf, tl, spec.device_spec, gpu, device_name)
 
     spec_dict = asdict(spec)
     spec_dict.pop("device_spec")

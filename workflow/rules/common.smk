@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from mnist_speedup import config as config_check  # noqa: E402
 from mnist_speedup import devices as device_info  # noqa: E402
-from mnist_speedup import mnist  # noqa: E402
+from mnist_speedup import mnist, records  # noqa: E402
 
 validate(config, "../../config/schemas/config.schema.yaml")
 try:
@@ -38,7 +38,9 @@ def code_digest(names):
 
 
 TRAINING_CODE_DIGEST = code_digest(TRAINING_CODE)
-CALIBRATION_CODE_DIGEST = code_digest(("calibrate.py", "model.py", "tfdevice.py"))
+CALIBRATION_CODE_DIGEST = code_digest(
+    ("calibrate.py", "model.py", "tfdevice.py", "environment.py")
+)
 # Likewise for the presentation stages: their package code, not just the
 # thin rule scripts that Snakemake's code trigger already covers.
 AGGREGATE_CODE_DIGEST = code_digest(("aggregate.py", "records.py", "stats.py"))
@@ -127,8 +129,7 @@ def extra_result_files():
     """Run records and calibrations copied from other machines."""
     files = []
     for folder in config["extra_runs"]:
-        files += sorted(Path(folder, "runs").glob("*/bs*/seed*.json"))
-        files += sorted(Path(folder, "calibration").glob("*.json"))
+        files += records.run_files(folder) + records.calibration_files(folder)
     return [str(f) for f in files]
 
 

@@ -4,21 +4,18 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
-from mnist_speedup import calibrate, environment, records, tfdevice
+from mnist_speedup import calibrate, records, tfdevice
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
     spec = snakemake.params.device_spec
     with tfdevice.timing_lock(log):
-        result, (tf, tl, gpu) = calibrate.measure(
+        result = calibrate.measure(
             spec,
             snakemake.params.batch_sizes,
             snakemake.params.square_size,
             snakemake.params.repeats,
             log=log,
         )
-    threads = spec.get("threads") if spec["type"] == "cpu" else None
-    env = environment.host_environment(threads)
-    env.update(environment.tensorflow_environment(tf, tl, gpu, spec.get("index")))
-    result.update(device=snakemake.wildcards.device, environment=env, code=snakemake.params.code)
+    result.update(device=snakemake.wildcards.device, code=snakemake.params.code)
     records.write_json_atomic(snakemake.output[0], result)
