@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import json
 import os
 import shutil
 import struct
@@ -138,3 +139,76 @@ def planned_jobs(proc) -> dict[str, int]:
         if parts[0] != "total":
             counts[parts[0]] = int(parts[1])
     return counts
+
+
+# ------------------------------------------------------------ crafted run records
+
+
+def make_record(device="cpu", batch_size=100, seed=1, epoch_s=(2.0, 1.0, 1.2), val_accuracy=None, **changes) -> dict:
+    """A complete, valid run record (the schema the trainer writes), with
+    hand-chosen epoch times and per-epoch validation accuracies."""
+    epoch_s = list(epoch_s)
+    warmup = changes.pop("warmup_epochs", 1)
+    steady = epoch_s[warmup:]
+    mean = sum(steady) / len(steady)
+    samples = changes.pop("samples_per_epoch", 1000)
+    val = list(val_accuracy) if val_accuracy is not None else [0.5 + 0.1 * i for i in range(len(epoch_s))]
+    threads = changes.pop("threads", 2)
+    env = {"hostname": "h", "machine_id": "m1", "cpu_model": "x", "tensorflow": "2.21.0", "tensorlayer": "2.2.5",
+           "keras": "3.15.1", "numpy": "2.4.6", "python": "3.11", "gpu_name": None}  # fmt: skip
+    env.update(changes.pop("environment", {}))
+    record = {
+        "schema_version": 2, "device": device, "device_spec": {"type": "cpu", "threads": threads},
+        "batch_size": batch_size, "seed": seed, "epochs": len(epoch_s), "warmup_epochs": warmup,
+        "samples_per_epoch": samples, "steps_per_epoch": samples // batch_size,
+        "input_pipeline": "device", "deterministic": False, "learning_rate": 1e-4,
+        "adam": {"beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-8}, "train_samples": None,
+        "step_samples": 5, "steps_per_call": "epoch",
+        "timing": {"epoch_s": epoch_s, "first_epoch_s": epoch_s[0], "steady_epoch_mean_s": mean,
+                   "steady_epoch_std_s": None, "samples_per_s": samples / mean, "step_ms_median": 10.0,
+                   "epoch_eval_s": [0.01] * len(epoch_s)},
+        "loop": {"steps_per_call": samples // batch_size, "calls_per_epoch": 1,
+                 "optimizer_steps_per_epoch": [samples // batch_size] * len(epoch_s), "description": "one call"},
+        "host_overhead": {"per_call_s": 0.001, "one_call_step_s": 0.01, "compiled_step_s": 0.009,
+                          "share_of_one_call_step": 0.1},
+        "device_rate_probe": {"flops_per_s_median": 1e11},
+        "memory": {"host_peak_rss_bytes": 700 * 2**20, "gpu_peak_bytes": None, "gpu_reason": "not a GPU run"},
+        "energy": {"source": None, "reason": "RAPL not available", "joules_per_epoch": None, "mean_watts": None},
+        "flops": {"per_step": 1, "per_epoch": 10, "achieved_per_s": 9.1},
+        "quality": {"epoch_loss": [1.0] * len(epoch_s), "epoch_val_accuracy": val,
+                    "epoch_val_loss": [1.0] * len(epoch_s), "final_train_loss": 0.5, "val_accuracy": val[-1],
+                    "test_accuracy": 0.91},
+        "started_at": f"2026-12-02T10:{seed:02d}:00.000+00:00",
+        "environment": env,
+        "training_code": "abc",
+    }  # fmt: skip
+    for key, value in changes.items():
+        if isinstance(value, dict) and isinstance(record.get(key), dict):
+            record[key] = {**record[key], **value}
+        else:
+            record[key] = value
+    return record
+
+
+def write_records(folder: Path, records) -> list[Path]:
+    paths = []
+    for r in records:
+        path = folder / "runs" / r["device"] / f"bs{r['batch_size']}" / f"seed{r['seed']}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(r))
+        paths.append(path)
+    return paths
+
+
+def crafted_tables(folder: Path, records, baseline="cpu", target=0.95, prices=None):
+    """Summary, speedup, time-to-accuracy and curves from crafted records,
+    through the same functions the aggregate rule calls."""
+    from mnist_speedup import aggregate, tta
+
+    summary, curves = aggregate.load_runs(write_records(folder, records))
+    base = aggregate.baseline_device(summary, baseline)
+    speedup = aggregate.speedup_table(summary, base, prices)
+    per_run = tta.per_run(curves, target)
+    summary = summary.merge(per_run, on=["device", "batch_size", "seed"])
+    table = tta.table(summary, per_run, base, target, aggregate.paired_design, prices)
+    return summary, speedup, table, curves

@@ -1,44 +1,109 @@
-"""The figure from hand-made tables: single runs, several devices, bounds."""
+"""The figures from crafted run records: 1 device, 2 devices with n = 2,
+3 devices with n = 5; legends that cover no data; clipped intervals."""
 
-import math
+import numpy as np
+import pytest
 
-import pandas as pd
-
-from mnist_speedup import aggregate, figure
-
-
-def tables(seeds):
-    rows = []
-    for device, epoch_s in (("cpu", 10.0), ("gpu", 1.0)):
-        for seed in seeds:
-            rows.append({
-                "device": device, "device_type": device, "host": "h", "batch_size": bs, "seed": seed,
-                "steady_epoch_mean_s": epoch_s * (1 + 0.01 * seed) * bs / 100, "epoch_cv": 0.01,
-                "samples_per_s": 1000 / epoch_s, "achieved_flops_per_s": 1e9,
-                "calibrated_flops_per_s": 2e9, "test_accuracy": 0.9,
-            } for bs in (100, 500))  # fmt: skip
-    summary = pd.DataFrame([r for group in rows for r in group])
-    return summary, aggregate.speedup_table(summary, "cpu")
+from conftest import crafted_tables, make_record
+from mnist_speedup import aggregate, figure, tta
 
 
-def test_figure_with_single_runs_has_no_band_but_draws(tmp_path):
-    summary, speedup = tables([1])
-    assert speedup.speedup_ci_low.isna().all()
-    fig = figure.draw(summary, speedup, "cpu", {"formats": ["png"]})
-    paths = figure.save(fig, tmp_path / "speedup", ["png", "pdf"], 100)
+def records(devices, seeds, batch_sizes=(100, 500), spread=0.01):
+    rng = np.random.default_rng(0)
+    out = []
+    for d, (device, epoch_s) in enumerate(devices.items()):
+        for bs in batch_sizes:
+            for seed in seeds:
+                t = epoch_s * bs / 100 * (1 + spread * rng.standard_normal())
+                acc = [min(0.99, 0.8 + 0.05 * i + 0.01 * d) for i in range(4)]
+                out.append(make_record(device, bs, seed, [t * 1.5, t, t, t], acc, threads=d + 1))
+    return out
+
+
+def draw(tmp_path, devices, seeds, **kw):
+    summary, speedup, _, curves = crafted_tables(tmp_path, records(devices, seeds, **kw), baseline="cpu", target=0.9)
+    fig = figure.draw(summary, speedup, "cpu", {"formats": ["png"]}, tta.mean_curves(curves), 0.9,
+                      aggregate.device_labels(summary))  # fmt: skip
+    return fig, summary, speedup
+
+
+def _data_boxes(fig):
+    renderer = fig.canvas.get_renderer()
+    return [ax.get_window_extent(renderer) for ax in fig.axes]
+
+
+def _legend_box(fig):
+    return fig.legends[0].get_window_extent(fig.canvas.get_renderer())
+
+
+@pytest.mark.parametrize(
+    "devices, seeds",
+    [
+        ({"cpu": 10.0}, [1]),
+        ({"cpu": 10.0, "gpu": 1.0}, [1, 2]),
+        ({"cpu": 10.0, "cpu1": 14.0, "gpu": 1.0}, [1, 2, 3, 4, 5]),
+    ],
+    ids=["1 device", "2 devices n=2", "3 devices n=5"],
+)
+def test_figure_draws_every_case_with_the_legend_off_the_data(tmp_path, devices, seeds):
+    fig, _, _ = draw(tmp_path, devices, seeds)
+    fig.canvas.draw()
+    legend = _legend_box(fig)
+    boxes = _data_boxes(fig)
+    assert not any(legend.overlaps(box) for box in boxes)
+    for i, a in enumerate(boxes):
+        assert not any(a.overlaps(b) for b in boxes[i + 1 :])
+    paths = figure.save(fig, tmp_path / "speedup", ["png", "pdf"], 150)
     assert all(p.stat().st_size > 5_000 for p in paths)
 
 
-def test_figure_shape_labels_and_bounds(tmp_path):
-    summary, speedup = tables([1, 2, 3])
-    fig = figure.draw(summary, speedup, "cpu", {"width_in": 7.0, "height_in": 3.0})
-    assert tuple(fig.get_size_inches()) == (7.0, 3.0)
-    ax_a, ax_b = fig.axes[:2]
+def test_figure_shape_labels_and_reference_lines(tmp_path):
+    fig, summary, speedup = draw(tmp_path, {"cpu": 10.0, "gpu": 1.0}, [1, 2, 3])
+    assert tuple(fig.get_size_inches()) == (7.0, 3.2)
+    ax_a, ax_b, ax_c = fig.axes[:3]
     assert ax_a.get_xscale() == "log" and ax_a.get_yscale() == "log"
     assert "samples/s" in ax_a.get_ylabel() and "Batch size" in ax_b.get_xlabel()
-    assert any(line.get_linestyle() == "--" for line in ax_a.get_lines())  # calibrated bounds
-    assert any(math.isclose(line.get_ydata()[0], 1.0) for line in ax_b.get_lines())  # reference at 1
+    assert "Validation accuracy" in ax_c.get_ylabel()
+    assert any(np.allclose(line.get_ydata(), 1.0) for line in ax_b.get_lines())  # reference at 1
+    assert any(np.allclose(line.get_ydata(), 90.0) for line in ax_c.get_lines())  # target
+    assert ax_b.get_ylim()[0] == 0  # a speedup axis never goes below 0
+    assert len([t for t in ax_a.get_yticklabels() if t.get_text()]) >= 3
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "gpu (2 threads)" in legend[1] or "gpu (" in " ".join(legend)
+    assert any("1× = no speedup" in t for t in legend) and any("95% CI" in t for t in legend)
+    assert fig.legends[0].get_title().get_text() == ""
     texts = [t.get_text() for ax in fig.axes for t in ax.texts]
-    assert "(a)" in texts and "(b)" in texts
+    assert {"(a)", "(b)", "(c)"} <= set(texts)
     figure.save(fig, tmp_path / "s", ["pdf"], 300)
     assert b"/FontFile2" in (tmp_path / "s.pdf").read_bytes()  # TrueType fonts embedded
+
+
+def test_panels_a_and_b_use_one_estimator(tmp_path):
+    """Epoch times [0.05, 0.4, 3.0] s: a mean of per-run rates would show the
+    device faster than the baseline while the speedup says slower."""
+    recs = [make_record("cpu", 100, s, [1.0, 1.0, 1.0]) for s in (1, 2, 3)]
+    recs += [make_record("gpu", 100, s, [t, t, t], threads=2) for s, t in zip((1, 2, 3), (0.05, 0.4, 3.0))]
+    _, speedup, _, _ = crafted_tables(tmp_path, recs)
+    rows = speedup.set_index("device")
+    throughput_ratio = rows.loc["gpu", "samples_per_s"] / rows.loc["cpu", "samples_per_s"]
+    assert throughput_ratio == pytest.approx(rows.loc["gpu", "speedup"])
+
+
+def test_clipped_interval_is_marked_at_the_edge(tmp_path):
+    recs = [make_record("cpu", 100, s, [1.0, t, t]) for s, t in zip((1, 2), (1.0, 1.02))]
+    recs += [make_record("gpu", 100, s, [0.5, t, t], threads=2) for s, t in zip((1, 2), (0.1, 0.4))]
+    summary, speedup, _, curves = crafted_tables(tmp_path, recs)
+    fig = figure.draw(summary, speedup, "cpu", None, tta.mean_curves(curves), 0.9)
+    ax_b = fig.axes[1]
+    top = ax_b.get_ylim()[1]
+    if np.isfinite(speedup.speedup_ci_high).all() and speedup.speedup_ci_high.max() > top:
+        assert any(line.get_marker() == "^" for line in ax_b.get_lines())
+    else:  # no interval at all: drawn hollow, never as a bare point under a CI legend
+        assert any(line.get_markerfacecolor() == "white" for line in ax_b.get_lines())
+
+
+def test_dollar_in_title_is_plain_text(tmp_path):
+    summary, speedup, _, _ = crafted_tables(tmp_path, records({"cpu": 10.0, "gpu": 1.0}, [1, 2]))
+    fig = figure.draw(summary, speedup, "cpu", {"title": "costs $5 and $6"})
+    assert fig.texts[-1].get_text() == r"costs \$5 and \$6"
+    figure.save(fig, tmp_path / "fig", ["png"], 80)  # mathtext would fail on an odd number of $

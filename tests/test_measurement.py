@@ -6,11 +6,9 @@ import subprocess
 import sys
 
 import numpy as np
-import pandas as pd
 import pytest
 
-from conftest import ROOT
-from mnist_speedup import aggregate, stats
+from conftest import ROOT, crafted_tables, make_record
 
 pytestmark = pytest.mark.slow
 
@@ -64,25 +62,15 @@ def test_deterministic_runs_repeat_every_epoch_loss(tmp_path):
     assert first[0] == second[0]  # bit-identical, not approximately equal
 
 
-def _summary(times: dict) -> pd.DataFrame:
-    rows = []
-    for device, per_seed in times.items():
-        for seed, epochs in enumerate(per_seed):
-            rows.append({
-                "device": device, "device_type": "cpu", "host": "h", "batch_size": 100, "seed": seed,
-                "steady_epoch_mean_s": float(np.mean(epochs)), "epoch_cv": stats.cv(epochs),
-                "samples_per_s": 1000 / float(np.mean(epochs)), "achieved_flops_per_s": 1.0,
-                "calibrated_flops_per_s": math.nan, "test_accuracy": 0.9,
-            })  # fmt: skip
-    return pd.DataFrame(rows)
-
-
-def test_spread_and_seeds_needed_by_hand():
-    summary = _summary({
+def test_spread_and_seeds_needed_by_hand(tmp_path):
+    times = {
         "base": [[10.0, 10.0], [11.0, 11.0], [12.0, 12.0]],  # seed means 10, 11, 12: CV = 1/11
         "fast": [[1.0, 1.2], [1.1, 1.1], [1.2, 1.0]],  # seed means 1.1 each: CV 0; epoch CVs 0.1286, 0, 0.1286
-    })  # fmt: skip
-    table = aggregate.speedup_table(summary, "base").set_index("device")
+    }
+    recs = [make_record(d, 100, seed, [5.0, *epochs]) for d, per_seed in times.items()
+            for seed, epochs in enumerate(per_seed, start=1)]  # fmt: skip
+    _, table, _, _ = crafted_tables(tmp_path, recs, baseline="base")
+    table = table.set_index("device")
     assert table.loc["base", "cv_seeds"] == pytest.approx(1 / 11)
     assert table.loc["fast", "cv_seeds"] == pytest.approx(0.0)
     epoch_cv = math.sqrt(0.02) / 1.1  # std of (1.0, 1.2) / mean

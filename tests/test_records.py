@@ -7,23 +7,12 @@ import time
 
 import pytest
 
-from conftest import ROOT, copy_workflow, snakemake, tiny_config, write_config
+from conftest import ROOT, copy_workflow, make_record, snakemake, tiny_config, write_config
 from mnist_speedup import aggregate, records, tfdevice
 
 
 def record(**changes):
-    r = {
-        "schema_version": 1, "device": "cpu", "device_spec": {"type": "cpu", "threads": 2},
-        "batch_size": 100, "seed": 1, "epochs": 3, "warmup_epochs": 1, "samples_per_epoch": 1000,
-        "input_pipeline": "device", "deterministic": False, "learning_rate": 1e-4,
-        "timing": {"epoch_s": [2.0, 1.0, 1.2], "first_epoch_s": 2.0, "steady_epoch_mean_s": 1.1,
-                   "steady_epoch_std_s": 0.14, "samples_per_s": 909.1, "step_ms_median": 10.0},
-        "flops": {"per_step": 1, "per_epoch": 10, "achieved_per_s": 9.1},
-        "quality": {"epoch_loss": [2.0, 1.0, 0.5], "final_train_loss": 0.5, "val_accuracy": 0.9, "test_accuracy": 0.91},
-        "environment": {"hostname": "h", "cpu_model": "x", "tensorflow": "2.21.0", "python": "3.11"},
-    }  # fmt: skip
-    r.update(changes)
-    return r
+    return make_record(epoch_s=[2.0, 1.0, 1.2], **changes)
 
 
 def write(tmp_path, obj, name="seed1.json"):
@@ -44,8 +33,10 @@ def test_good_record_loads(tmp_path):
         ("[1, 2]", "expected a JSON object"),
         (record(schema_version=99), "schema_version 99 is not supported"),
         ({k: v for k, v in record().items() if k != "schema_version"}, "schema_version None is not supported"),
-        (record(batch_size="100"), "`batch_size` has the wrong type"),
-        (record(quality={"test_accuracy": 0.9}), "`quality.val_accuracy` is missing"),
+        ({**record(), "batch_size": "100"}, "`batch_size` has the wrong type"),
+        ({**record(), "quality": {"test_accuracy": 0.9}}, "`quality.val_accuracy` is missing"),
+        (record(schema_version=1), "written by an earlier version of this workflow"),
+        (record(quality={"epoch_val_accuracy": [0.5, 7.5, 0.9]}), "accuracies in [0, 1]"),
         (record(timing={**record()["timing"], "epoch_s": [1.0]}), "must hold 3 positive epoch times"),
         (record(timing={**record()["timing"], "steady_epoch_mean_s": -1.0}), "must be positive"),
     ],

@@ -6,20 +6,42 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from . import model, records, stats
+from . import model, records, stats, tta
 
 CV_WARN = 0.05  # coefficient of variation above which a machine is called noisy
 ACCURACY_TOLERANCE = 0.01  # 1 percentage point
 
+#: what must be equal for two runs to be compared at all
+HYPERPARAMETERS = (
+    "epochs",
+    "warmup_epochs",
+    "learning_rate",
+    "adam",
+    "input_pipeline",
+    "deterministic",
+    "train_samples",
+    "steps_per_call",
+)
+#: what may differ, with a warning: part of a speedup may be the software
+SOFTWARE = ("tensorflow", "tensorlayer", "keras", "numpy", "python", "training_code")
+
+
+def _energy_per_epoch(record: dict):
+    return (record.get("energy") or {}).get("joules_per_epoch")
+
 
 def summary_row(record: dict, path, origin: str) -> dict:
     t, q, f, env = record["timing"], record["quality"], record["flops"], record["environment"]
-    spec = record["device_spec"]
+    spec, loop = record["device_spec"], record["loop"]
     steady = t["epoch_s"][record["warmup_epochs"] :]
+    overhead = record.get("host_overhead") or {}
+    per_call = overhead.get("per_call_s")
     return {
         "host": env["hostname"],
+        "machine_id": env.get("machine_id"),
         "device_label": record["device"],
         "device_type": spec["type"],
         "threads": spec.get("threads"),
@@ -34,22 +56,72 @@ def summary_row(record: dict, path, origin: str) -> dict:
         "input_pipeline": record.get("input_pipeline"),
         "deterministic": record.get("deterministic"),
         "learning_rate": record.get("learning_rate"),
+        "adam": json.dumps(record.get("adam"), sort_keys=True),
+        "train_samples": record.get("train_samples"),
+        "steps_per_call": record.get("steps_per_call"),  # the setting: an integer or `epoch`
+        "steps_per_call_effective": loop["steps_per_call"],
+        "calls_per_epoch": loop["calls_per_epoch"],
+        "loop": loop.get("description"),
         "first_epoch_s": t["first_epoch_s"],
         "steady_epoch_mean_s": t["steady_epoch_mean_s"],
         "steady_epoch_std_s": t.get("steady_epoch_std_s"),
         "epoch_cv": stats.cv(steady),
         "samples_per_s": t["samples_per_s"],
         "step_ms_median": t.get("step_ms_median"),
+        "host_overhead_per_call_s": per_call,
+        "host_share_of_one_call_step": overhead.get("share_of_one_call_step"),
+        "host_share_of_timed_epoch": (
+            per_call * loop["calls_per_epoch"] / t["steady_epoch_mean_s"] if per_call is not None else None
+        ),
         "achieved_flops_per_s": f["achieved_per_s"],
+        "probe_flops_per_s": (record.get("device_rate_probe") or {}).get("flops_per_s_median"),
+        "host_peak_rss_bytes": record["memory"].get("host_peak_rss_bytes"),
+        "gpu_peak_bytes": record["memory"].get("gpu_peak_bytes"),
+        "energy_j_per_epoch": _energy_per_epoch(record),
+        "mean_watts": record["energy"].get("mean_watts"),
+        "energy_source": record["energy"].get("source"),
+        "energy_reason": record["energy"].get("reason"),
         "final_train_loss": q["final_train_loss"],
         "val_accuracy": q["val_accuracy"],
         "test_accuracy": q["test_accuracy"],
         "tensorflow": env.get("tensorflow"),
+        "tensorlayer": env.get("tensorlayer"),
+        "keras": env.get("keras"),
+        "numpy": env.get("numpy"),
         "python": env.get("python"),
+        "training_code": record.get("training_code"),
         "started_at": record.get("started_at"),
+        "finished_at": record.get("finished_at"),
         "origin": origin,
         "path": str(path),
     }
+
+
+def epoch_rows(record: dict, device_label: str) -> list[dict]:
+    """One row per epoch: the convergence curve of one run."""
+    elapsed = np.cumsum(record["timing"]["epoch_s"])
+    return [
+        {
+            "device_label": device_label,
+            "host": record["environment"]["hostname"],
+            "machine_id": record["environment"].get("machine_id"),
+            "batch_size": record["batch_size"],
+            "seed": record["seed"],
+            "epoch": i + 1,
+            "epoch_s": s,
+            "cumulative_s": float(c),
+            "val_accuracy": acc,
+            "val_loss": loss,
+        }  # fmt: skip
+        for i, (s, c, acc, loss) in enumerate(
+            zip(
+                record["timing"]["epoch_s"],
+                elapsed,
+                record["quality"]["epoch_val_accuracy"],
+                record["quality"].get("epoch_val_loss") or [math.nan] * record["epochs"],
+            )
+        )
+    ]
 
 
 def load_calibration(paths) -> pd.DataFrame:
@@ -66,6 +138,8 @@ def load_calibration(paths) -> pd.DataFrame:
                         "batch_size": int(bs),
                         "calibrated_flops_per_s": float(result["flops_per_s_median"]),
                         "square_flops_per_s": float(data["square"]["flops_per_s_median"]),
+                        "calibration_started_at": data.get("started_at"),
+                        "calibration_finished_at": data.get("finished_at"),
                     }
                 )
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -73,38 +147,64 @@ def load_calibration(paths) -> pd.DataFrame:
                 f"{path}: not a readable calibration record ({type(exc).__name__}: {exc}). "
                 "Fix: delete it and run snakemake again."
             ) from None
-    columns = ["host", "device_label", "batch_size", "calibrated_flops_per_s", "square_flops_per_s"]
+    columns = ["host", "device_label", "batch_size", "calibrated_flops_per_s", "square_flops_per_s",
+               "calibration_started_at", "calibration_finished_at"]  # fmt: skip
     return pd.DataFrame(rows, columns=columns).drop_duplicates(["host", "device_label", "batch_size"], keep="last")
 
 
-def load_runs(local_files, extra_dirs=(), calibration_files=()) -> pd.DataFrame:
-    """Read and check every record; label devices uniquely across hosts;
-    attach each device's calibrated matrix-multiply rate."""
-    rows = [summary_row(records.load(p), p, "local") for p in local_files]
-    calibration = list(calibration_files)
+def _read_all(local_files, extra_dirs):
+    runs = [(records.load(p), p, "local") for p in local_files]
     for folder in extra_dirs:
-        rows += [summary_row(records.load(p), p, str(folder)) for p in records.run_files(folder)]
-        calibration += records.calibration_files(folder)
-    if not rows:
+        runs += [(records.load(p), p, str(folder)) for p in records.run_files(folder)]
+    if not runs:
         raise records.RecordError("no run records to aggregate")
-    df = pd.DataFrame(rows)
+    return runs
+
+
+def _device_names(df: pd.DataFrame) -> list[str]:
+    """``label``, or ``label@host`` where a label exists on several
+    machines (``label@host-<id>`` where their hostnames collide too)."""
+    machines = df.groupby("device_label")["machine_key"].nunique()
+    shared = set(machines[machines > 1].index)
+    ids_per_host = df.groupby("host")["machine_key"].nunique()
+    names = []
+    for lab, host, key in zip(df.device_label, df.host, df.machine_key):
+        if lab not in shared:
+            names.append(lab)
+        elif ids_per_host[host] > 1:
+            names.append(f"{lab}@{host}-{key[:6]}")
+        else:
+            names.append(f"{lab}@{host}")
+    return names
+
+
+def load_runs(local_files, extra_dirs=(), calibration_files=()) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Read and check every record; label devices uniquely across machines;
+    attach each device's calibrated matrix-multiply rate. Returns the
+    summary (one row per run) and the per-epoch curves."""
+    runs = _read_all(local_files, extra_dirs)
+    df = pd.DataFrame([summary_row(r, p, origin) for r, p, origin in runs])
+    df["machine_key"] = [m if isinstance(m, str) and m else h for m, h in zip(df.machine_id, df.host)]
+    calibration = list(calibration_files) + [f for d in extra_dirs for f in records.calibration_files(d)]
     df = df.merge(load_calibration(calibration), on=["host", "device_label", "batch_size"], how="left")
     df["fraction_of_calibrated"] = df.achieved_flops_per_s / df.calibrated_flops_per_s
-    hosts_per_label = df.groupby("device_label")["host"].nunique()
-    shared = set(hosts_per_label[hosts_per_label > 1].index)
-    df.insert(
-        0,
-        "device",
-        [f"{lab}@{host}" if lab in shared else lab for lab, host in zip(df.device_label, df.host)],
-    )
+    df.insert(0, "device", _device_names(df))
+    _refuse_duplicates(df)
+    names = dict(zip(df.path, df.device))
+    curves = pd.DataFrame([row | {"device": names[str(p)]} for r, p, _ in runs for row in epoch_rows(r, r["device"])])
+    order = ["batch_size", "device", "seed"]
+    return df.sort_values(order).reset_index(drop=True), curves.sort_values([*order, "epoch"]).reset_index(drop=True)
+
+
+def _refuse_duplicates(df: pd.DataFrame) -> None:
     dupes = df[df.duplicated(["device", "batch_size", "seed"], keep=False)]
-    if not dupes.empty:
-        raise records.RecordError(
-            "the same device, batch size and seed appears more than once: "
-            + ", ".join(sorted(set(dupes.path)))
-            + ". Fix: remove the duplicate copies from extra_runs."
-        )
-    return df.sort_values(["batch_size", "device", "seed"]).reset_index(drop=True)
+    if dupes.empty:
+        return
+    raise records.RecordError(
+        "the same device, batch size and seed appears more than once: "
+        + ", ".join(sorted(set(dupes.path)))
+        + ". Fix: remove the duplicate copies from extra_runs."
+    )
 
 
 def baseline_device(df: pd.DataFrame, baseline_label: str) -> str:
@@ -118,46 +218,168 @@ def baseline_device(df: pd.DataFrame, baseline_label: str) -> str:
     return local.device.iloc[0]
 
 
-def speedup_table(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
+def device_labels(df: pd.DataFrame) -> dict[str, str]:
+    """Each device with what it is: ``cpu (2 threads)``, ``gpu (NVIDIA H100)``."""
+    out = {}
+    for device, runs in df.groupby("device"):
+        r = runs.iloc[0]
+        if r.device_type == "cpu":
+            threads = int(r.threads) if pd.notna(r.threads) else "?"
+            what = f"{threads} thread{'s' if threads != 1 else ''}"
+        else:
+            what = r.gpu_name if isinstance(r.gpu_name, str) and r.gpu_name else f"GPU {r.gpu_index}"
+        out[device] = f"{device} ({what})"
+    return out
+
+
+# ------------------------------------------------------------ like with like
+
+
+def _same_text(value) -> str:
+    """A value as text for comparison: None and NaN are the same 'null'."""
+    return "null" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+
+
+def check_like_with_like(df: pd.DataFrame, baseline: str) -> None:
+    """Every run must share the baseline's hyperparameters; otherwise no
+    speedup means anything. Raises a RecordError naming the runs."""
+    base = df[df.device == baseline].iloc[0]
+    for field in HYPERPARAMETERS:
+        differ = df[df[field].map(_same_text) != _same_text(base[field])]
+        if not differ.empty:
+            other = differ.iloc[0]
+            raise records.RecordError(
+                f"runs with different hyperparameters cannot be compared: `{field}` is {base[field]!r} in "
+                f"{base.path} (baseline {baseline}) but {other[field]!r} in {other.path}"
+                + (f" and {len(differ) - 1} more" if len(differ) > 1 else "")
+                + ". Fix: rerun those runs with the same configuration, or remove them from extra_runs."
+            )
+
+
+def software_differences(df: pd.DataFrame, baseline: str) -> list[str]:
+    """Warnings for devices whose software differs from the baseline's."""
+    base = df[df.device == baseline].iloc[0]
+    out = []
+    for device, runs in df.groupby("device", sort=True):
+        first = runs.iloc[0]
+        for field in SOFTWARE:
+            if _same_text(first[field]) != _same_text(base[field]):
+                name = "the training code" if field == "training_code" else field
+                out.append(
+                    f"{baseline} ran {name} {base[field]}, {device} {first[field]}: "
+                    "part of the speedup may be the software"
+                )
+    return out
+
+
+# ------------------------------------------------------------ speedup
+
+
+def paired_design(base: pd.DataFrame, runs: pd.DataFrame) -> bool:
+    """Both devices ran in the same complete blocks: the same machine,
+    the same seeds at this batch size, interleaved in one workflow."""
+    if base.empty or len(base) < 2:
+        return False
+    same_machine = set(base.machine_key) == set(runs.machine_key) and base.machine_key.nunique() == 1
+    same_origin = base.origin.nunique() == 1 and set(base.origin) == set(runs.origin)
+    return same_machine and same_origin and sorted(base.seed) == sorted(runs.seed)
+
+
+def ratio(base: pd.DataFrame, runs: pd.DataFrame, column: str, paired: bool) -> stats.Ratio:
+    """Baseline over device of the means of ``column``, paired by seed
+    where the design allows it."""
+    if base.empty:
+        return stats.Ratio(math.nan, math.nan, math.nan, math.nan, stats.CI_METHOD, stats.NO_BASELINE)
+    if paired:
+        a = base.sort_values("seed")[column].to_numpy()
+        b = runs.sort_values("seed")[column].to_numpy()
+        return stats.paired_fieller_ratio(a, b)
+    return stats.fieller_ratio(base[column].to_numpy(), runs[column].to_numpy())
+
+
+def _time_stats(runs: pd.DataFrame, bs: int) -> dict:
+    t = runs.steady_epoch_mean_s.to_numpy()
+    samples = runs.samples_per_epoch.iloc[0]
+    lo, hi = stats.mean_ci(t)
+    return {
+        "n": len(t),
+        "epoch_s_mean": t.mean(),
+        "epoch_s_std": t.std(ddof=1) if len(t) > 1 else math.nan,
+        "cv_seeds": stats.cv(t),
+        "cv_epochs": runs.epoch_cv.mean(),
+        # one estimator everywhere: samples per epoch over the mean epoch time
+        "samples_per_s": samples / t.mean(),
+        "samples_per_s_ci_low": samples / hi if math.isfinite(hi) else math.nan,
+        "samples_per_s_ci_high": samples / lo if math.isfinite(lo) and lo > 0 else math.nan,
+        "achieved_flops_per_s": model.training_step_flops(bs) * (samples / bs) / t.mean(),
+        "calibrated_flops_per_s": runs.calibrated_flops_per_s.mean(),
+        "test_accuracy_mean": runs.test_accuracy.mean(),
+        "steps_per_call": runs.steps_per_call_effective.iloc[0],
+        "calls_per_epoch": runs.calls_per_epoch.iloc[0],
+        "host_share_of_one_call_step": runs.host_share_of_one_call_step.mean(),
+        "host_share_of_timed_epoch": runs.host_share_of_timed_epoch.mean(),
+        "host_peak_rss_bytes": runs.host_peak_rss_bytes.max(),
+        "gpu_peak_bytes": runs.gpu_peak_bytes.max(),
+        "energy_j_per_epoch": runs.energy_j_per_epoch.mean(),
+        "mean_watts": runs.mean_watts.mean(),
+        "energy_reason": runs.energy_reason.dropna().iloc[0] if runs.energy_reason.notna().any() else None,
+    }
+
+
+def _ratio_columns(prefix: str, r: stats.Ratio) -> dict:
+    return {prefix: r.estimate, f"{prefix}_ci_low": r.low, f"{prefix}_ci_high": r.high,
+            f"{prefix}_ci_method": r.method, f"{prefix}_ci_note": r.reason}  # fmt: skip
+
+
+def _energy_ratio(base: pd.DataFrame, runs: pd.DataFrame, paired: bool) -> stats.Ratio:
+    if base.empty or base.energy_j_per_epoch.isna().any() or runs.energy_j_per_epoch.isna().any():
+        return stats.Ratio(math.nan, math.nan, math.nan, math.nan, stats.CI_METHOD, "no energy counter on both")
+    return ratio(base, runs, "energy_j_per_epoch", paired)
+
+
+def speedup_row(bs: int, device: str, runs: pd.DataFrame, base: pd.DataFrame, baseline: str, prices: dict) -> dict:
+    row = {"batch_size": bs, "device": device, "device_type": runs.device_type.iloc[0], "host": runs.host.iloc[0],
+           "baseline": baseline} | _time_stats(runs, bs)  # fmt: skip
+    row["baseline_n"] = len(base)
+    row["baseline_epoch_s_mean"] = base.steady_epoch_mean_s.mean() if len(base) else math.nan
+    row["fraction_of_calibrated"] = row["achieved_flops_per_s"] / row["calibrated_flops_per_s"]
+    # the throughput this device would reach if a step ran at its calibrated rate
+    row["bound_samples_per_s"] = row["calibrated_flops_per_s"] / (model.training_step_flops(bs) / bs)
+    paired = device != baseline and paired_design(base, runs)
+    if device == baseline:
+        r = stats.Ratio(1.0, 1.0, 1.0, math.inf, "the baseline itself")
+        energy = _energy_ratio(runs, runs, False) if runs.energy_j_per_epoch.isna().any() else r
+    else:
+        r = ratio(base, runs, "steady_epoch_mean_s", paired)
+        energy = _energy_ratio(base, runs, paired)
+    row |= _ratio_columns("speedup", r) | _ratio_columns("energy_ratio", energy)
+    row["ci_method"] = r.method
+    row["few_runs_note"] = (
+        "a 2-run interval uses t with 1 degree of freedom and is very wide"
+        if device != baseline and min(len(runs), max(len(base), 2)) == 2
+        else None
+    )
+    cv_base = stats.cv(base.steady_epoch_mean_s) if len(base) else math.nan
+    row["seeds_for_5pct_ci"] = math.nan if device == baseline else stats.seeds_needed(cv_base, row["cv_seeds"])
+    price, base_price = prices.get(runs.device_label.iloc[0]), prices.get(baseline_label(base))
+    row["price_per_hour"] = price
+    row |= tta.cost(row["epoch_s_mean"], r, price, base_price, "cost_per_epoch")
+    return row
+
+
+def baseline_label(base: pd.DataFrame) -> str | None:
+    return base.device_label.iloc[0] if len(base) else None
+
+
+def speedup_table(df: pd.DataFrame, baseline: str, prices: dict | None = None) -> pd.DataFrame:
     """Per batch size and device: epoch-time statistics and the speedup
-    over ``baseline`` with Fieller's 95% interval."""
+    over ``baseline`` with Fieller's 95% interval (paired where the runs
+    were interleaved in blocks)."""
     out = []
     for bs, at_bs in df.groupby("batch_size", sort=True):
-        base = at_bs[at_bs.device == baseline].steady_epoch_mean_s.to_numpy()
+        base = at_bs[at_bs.device == baseline]
         for device, runs in at_bs.groupby("device", sort=True):
-            t = runs.steady_epoch_mean_s.to_numpy()
-            row = {
-                "batch_size": bs,
-                "device": device,
-                "device_type": runs.device_type.iloc[0],
-                "host": runs.host.iloc[0],
-                "baseline": baseline,
-                "n": len(t),
-                "epoch_s_mean": t.mean(),
-                "epoch_s_std": t.std(ddof=1) if len(t) > 1 else math.nan,
-                "cv_seeds": stats.cv(t),
-                "cv_epochs": runs.epoch_cv.mean(),
-                "samples_per_s_mean": runs.samples_per_s.mean(),
-                "achieved_flops_per_s": runs.achieved_flops_per_s.mean(),
-                "calibrated_flops_per_s": runs.calibrated_flops_per_s.mean(),
-                "test_accuracy_mean": runs.test_accuracy.mean(),
-                "baseline_n": len(base),
-                "baseline_epoch_s_mean": base.mean() if len(base) else math.nan,
-            }
-            row["fraction_of_calibrated"] = row["achieved_flops_per_s"] / row["calibrated_flops_per_s"]
-            # the throughput this device would reach if a step ran at its calibrated rate
-            row["bound_samples_per_s"] = row["calibrated_flops_per_s"] / (model.training_step_flops(bs) / bs)
-            if len(base) == 0:
-                ratio = stats.Ratio(math.nan, math.nan, math.nan, math.nan)
-            elif device == baseline:
-                ratio = stats.Ratio(1.0, 1.0, 1.0, math.inf)
-            else:
-                ratio = stats.fieller_ratio(base, t)
-            row.update(speedup=ratio.estimate, speedup_ci_low=ratio.low, speedup_ci_high=ratio.high)
-            cv_base = stats.cv(base) if len(base) else math.nan
-            row["seeds_for_5pct_ci"] = math.nan if device == baseline else stats.seeds_needed(cv_base, row["cv_seeds"])
-            row["ci_method"] = stats.CI_METHOD
-            out.append(row)
+            out.append(speedup_row(bs, device, runs, base, baseline, prices or {}))
     return pd.DataFrame(out)
 
 

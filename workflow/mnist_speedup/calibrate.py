@@ -8,6 +8,7 @@ before and after, repeated, and summarised by its median.
 
 from __future__ import annotations
 
+import datetime as dt
 import statistics
 import time
 
@@ -17,7 +18,11 @@ CALIBRATION_SCHEMA_VERSION = 1
 _MIN_SECONDS = 0.2  # one repeat runs the product at least this long
 
 
-def _rate(tf, fn, flops: int, repeats: int) -> dict:
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+
+
+def _rate(tf, fn, flops: int, repeats: int, min_seconds: float = _MIN_SECONDS) -> dict:
     fn()  # trace and warm up
     tfdevice.sync(tf)
     # inner iterations so that one repeat lasts long enough for the clock
@@ -25,7 +30,7 @@ def _rate(tf, fn, flops: int, repeats: int) -> dict:
     fn()
     tfdevice.sync(tf)
     once = max(time.perf_counter() - t0, 1e-6)
-    inner = max(1, int(_MIN_SECONDS / once))
+    inner = max(1, int(min_seconds / once))
     rates = []
     for _ in range(repeats):
         tfdevice.sync(tf)
@@ -41,21 +46,30 @@ def _rate(tf, fn, flops: int, repeats: int) -> dict:
     }
 
 
+def mlp_rate(tf, batch_size: int, repeats: int, min_seconds: float = _MIN_SECONDS) -> dict:
+    """The rate of the eight matrix products of one training step at
+    ``batch_size``, run back to back in one compiled function (call it
+    inside ``tf.device``)."""
+    shapes = model.layer_matmul_shapes(batch_size)
+    operands = [(tf.random.normal([m, k]), tf.random.normal([k, n])) for m, k, n in shapes]
+
+    @tf.function
+    def step_products():
+        return [tf.matmul(a, b) for a, b in operands]
+
+    result = _rate(tf, step_products, model.matmul_flops(batch_size), repeats, min_seconds)
+    result["shapes_mkn"] = [list(s) for s in shapes]
+    return result
+
+
 def measure(spec: dict, batch_sizes: list[int], square_size: int, repeats: int, log=print) -> dict:
     tf, tl, device_name, gpu = tfdevice.open_device(spec)
     out = {"schema_version": CALIBRATION_SCHEMA_VERSION, "device_spec": dict(spec), "repeats": repeats}
+    out["started_at"] = _now()
     with tf.device(device_name):
         by_batch = {}
         for bs in batch_sizes:
-            shapes = model.layer_matmul_shapes(bs)
-            operands = [(tf.random.normal([m, k]), tf.random.normal([k, n])) for m, k, n in shapes]
-
-            @tf.function
-            def step_products(operands=operands):
-                return [tf.matmul(a, b) for a, b in operands]
-
-            result = _rate(tf, step_products, model.matmul_flops(bs), repeats)
-            result["shapes_mkn"] = [list(s) for s in shapes]
+            result = mlp_rate(tf, bs, repeats)
             by_batch[str(bs)] = result
             log(f"batch {bs}: {result['flops_per_s_median'] / 1e9:.1f} GFLOP/s at the MLP's shapes")
         n = square_size
@@ -63,6 +77,6 @@ def measure(spec: dict, batch_sizes: list[int], square_size: int, repeats: int, 
         square = _rate(tf, tf.function(lambda: tf.matmul(a, b)), 2 * n**3, repeats)
         square["size"] = n
         log(f"square {n}: {square['flops_per_s_median'] / 1e9:.1f} GFLOP/s")
-    out.update(mlp_shapes=by_batch, square=square)
+    out.update(mlp_shapes=by_batch, square=square, finished_at=_now())
     out["environment"] = environment.capture(tf, tl, spec, gpu, device_name)
     return out

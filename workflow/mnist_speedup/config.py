@@ -48,6 +48,30 @@ def training_set_size(config: dict) -> int:
     return min(available, int(subset)) if subset else available
 
 
+def _check_loop(config: dict) -> None:
+    per_call = config.get("steps_per_call", "epoch")
+    if per_call != "epoch" and (isinstance(per_call, bool) or not isinstance(per_call, int) or per_call < 1):
+        _fail("steps_per_call", f"{per_call!r} is not a positive whole number or `epoch`", "e.g. steps_per_call: epoch")
+    if config.get("input_pipeline") == "host" and per_call != 1:
+        _fail(
+            "steps_per_call",
+            f"{per_call!r} with input_pipeline: host (each batch is copied from host memory by its own call)",
+            "set steps_per_call: 1 with input_pipeline: host, or use input_pipeline: device",
+        )
+
+
+def _check_price(label: str, spec: dict) -> None:
+    if "price_per_hour" not in spec:
+        return
+    price = spec["price_per_hour"]
+    if isinstance(price, bool) or not isinstance(price, (int, float)) or not price > 0:
+        _fail(
+            f"devices.{label}.price_per_hour",
+            f"{price!r} is not a positive price",
+            "give the device's price per hour as a number above 0, or leave the key out",
+        )
+
+
 def check(config: dict, gpus: list[dict] | None = None) -> dict:
     """Check ``config`` in place and return it with ``devices`` resolved."""
     for key in ("seeds", "batch_sizes"):
@@ -67,6 +91,10 @@ def check(config: dict, gpus: list[dict] | None = None) -> dict:
             f"{warmup} leaves no steady-state epoch to time out of epochs={epochs}",
             f"set warmup_epochs below epochs (e.g. warmup_epochs: {max(0, epochs - 1)}) or raise epochs",
         )
+    _check_loop(config)
+    target = config.get("target_accuracy", 0.95)
+    if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target <= 1:
+        _fail("target_accuracy", f"{target!r} is not a validation accuracy in (0, 1]", "e.g. target_accuracy: 0.95")
     n_train = training_set_size(config)
     too_big = [bs for bs in config["batch_sizes"] if bs > n_train]
     if too_big:
@@ -102,6 +130,7 @@ def check(config: dict, gpus: list[dict] | None = None) -> dict:
         kind = spec.get("type") if isinstance(spec, dict) else None
         if kind not in ("cpu", "gpu"):
             _fail(f"devices.{label}.type", f"unknown device type {kind!r}", "use `cpu` or `gpu`")
+        _check_price(label, spec)
         if kind == "cpu":
             spec.setdefault("threads", dev.logical_cores())
             threads = spec["threads"]

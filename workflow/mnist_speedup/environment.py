@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 import shutil
@@ -19,6 +20,16 @@ def process_age_s() -> float | None:
             uptime = float(fh.read().split()[0])
         return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
     except (OSError, ValueError, IndexError):
+        return None
+
+
+def peak_rss_bytes() -> int | None:
+    """Peak resident memory of this process so far (Linux reports KiB)."""
+    try:
+        import resource
+
+        return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+    except (ImportError, OSError, ValueError):
         return None
 
 
@@ -50,12 +61,27 @@ def _nvidia_smi(query: str, index: int) -> str | None:
     return out or None
 
 
+def machine_id() -> str:
+    """A stable id of this machine beyond its hostname: a digest of
+    /etc/machine-id, or of the CPU model and core count where that is
+    missing (two VMs called `vm` are then still told apart)."""
+    for path in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+        try:
+            text = open(path, encoding="utf-8").read().strip()
+        except OSError:
+            continue
+        if text:
+            return hashlib.sha256(text.encode()).hexdigest()[:12]
+    return hashlib.sha256(f"{cpu_model()}|{os.cpu_count()}".encode()).hexdigest()[:12]
+
+
 def host_environment(threads: int | None) -> dict:
     """Everything that does not need TensorFlow."""
     import numpy
 
     return {
         "hostname": socket.gethostname(),
+        "machine_id": machine_id(),
         "os": platform.platform(),
         "python": platform.python_version(),
         "python_implementation": platform.python_implementation(),

@@ -1,7 +1,18 @@
-"""The publication figure: (a) throughput, (b) speedup over the baseline."""
+"""The publication figures.
+
+``speedup``: (a) throughput against batch size, (b) speedup over the
+baseline, (c) validation accuracy against cumulative training time.
+``timeline``: every run's epoch time against its start, to show drift.
+
+Every number comes from the aggregated tables, with the estimator the
+tables use (throughput = samples per epoch / mean epoch time), so that the
+panels and the tables can never disagree. One legend, below the panels,
+explains every colour, line and band, and covers no data.
+"""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import matplotlib
@@ -11,13 +22,15 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
-from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
-from . import atomic, stats  # noqa: E402
+from . import atomic  # noqa: E402
 
 DEFAULTS = {
     "width_in": 7.0,
-    "height_in": 3.0,
+    "height_in": 3.2,
     "dpi": 300,
     "formats": ["pdf", "png"],
     "palette": "colorblind",
@@ -36,7 +49,133 @@ RC = {
     "svg.fonttype": "none",
     "axes.spines.top": False,
     "axes.spines.right": False,
+    "text.usetex": False,
 }
+
+BATCH_STYLES = ("-", "--", ":", "-.")
+DODGE = 0.06  # relative x offset between devices at one batch size (log axis)
+
+
+def plain(text: str) -> str:
+    """Text shown as written: no matplotlib mathtext ($...$)."""
+    return str(text).replace("$", r"\$")
+
+
+def _setup(summary: pd.DataFrame, baseline: str, opts: dict, labels: dict | None):
+    devices = sorted(summary.device.unique(), key=lambda d: (d != baseline, d))
+    colours = dict(zip(devices, sns.color_palette(opts["palette"], n_colors=max(len(devices), 3))))
+    names = {d: plain((labels or {}).get(d, d)) for d in devices}
+    return devices, colours, names
+
+
+def _dodged(x, i: int, n: int):
+    return np.asarray(x, dtype=float) * (1 + DODGE) ** (i - (n - 1) / 2)
+
+
+def _log_axis(axis, lo: float, hi: float) -> None:
+    """Labelled ticks, written out: 1, 2, 5 x 10^k over wide ranges, more
+    over narrow ones, so that at least three values can be read."""
+    decades = math.log10(hi / lo) if lo > 0 and hi > lo else 1.0
+    subs = (1.0, 2.0, 5.0) if decades > 1.2 else (1.0, 1.5, 2.0, 3.0, 5.0, 7.0) if decades > 0.4 else np.arange(1, 10)
+    axis.set_major_locator(LogLocator(base=10, subs=subs))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def _batch_axis(ax, batch_sizes) -> None:
+    ax.set_xscale("log")
+    ax.set_xticks(batch_sizes, [str(b) for b in batch_sizes])
+    ax.minorticks_off()
+    lo, hi = min(batch_sizes), max(batch_sizes)
+    ax.set_xlim(lo / 1.35, hi * 1.35)
+
+
+def _throughput(ax, speedup: pd.DataFrame, devices, colours) -> None:
+    for i, device in enumerate(devices):
+        rows = speedup[speedup.device == device].sort_values("batch_size")
+        x = _dodged(rows.batch_size, i, len(devices))
+        y = rows.samples_per_s.to_numpy()
+        lo = np.where(rows.samples_per_s_ci_low.notna(), rows.samples_per_s_ci_low, y)
+        hi = np.where(rows.samples_per_s_ci_high.notna(), rows.samples_per_s_ci_high, y)
+        c = colours[device]
+        ax.errorbar(x, y, yerr=[y - lo, hi - y], fmt="o-", ms=3.5, lw=1.2, color=c, elinewidth=0.8, capsize=2)
+        bound = rows.bound_samples_per_s.to_numpy()
+        if np.isfinite(bound).any():
+            ax.plot(x, bound, ls=(0, (1, 1.5)), marker="_", ms=7, lw=0.9, color=c)
+    ax.set_yscale("log")
+    _log_axis(ax.yaxis, *ax.get_ylim())
+    ax.set(xlabel="Batch size (samples)", ylabel="Training throughput (samples/s)")
+
+
+def _speedup(ax, speedup: pd.DataFrame, devices, colours, baseline: str) -> None:
+    others = [d for d in devices if d != baseline]
+    rows_all = speedup[speedup.device.isin(others)]
+    highs = rows_all.speedup_ci_high.where(np.isfinite(rows_all.speedup_ci_high), rows_all.speedup)
+    top = max(1.2, float(np.nanmax(highs)) * 1.1) if len(rows_all) else 2.0
+    cap = max(1.2, 3 * float(np.nanmax(rows_all.speedup)) if len(rows_all) else 2.0)
+    top = min(top, cap)
+    for i, device in enumerate(others):
+        rows = speedup[speedup.device == device].sort_values("batch_size")
+        c, x = colours[device], _dodged(rows.batch_size, i, len(others))
+        bounded = np.isfinite(rows.speedup_ci_low) & np.isfinite(rows.speedup_ci_high)
+        ax.plot(x, rows.speedup, "-", lw=1.2, color=c)
+        ax.plot(x[bounded], rows.speedup[bounded], "o", ms=3.5, color=c)
+        ax.plot(x[~bounded], rows.speedup[~bounded], "o", ms=3.5, mfc="white", color=c)  # no interval
+        if bounded.sum() >= 1:
+            hi = np.minimum(rows.speedup_ci_high[bounded], top)
+            ax.fill_between(x[bounded], rows.speedup_ci_low[bounded], hi, color=c, alpha=0.2, lw=0)
+            ax.errorbar(x[bounded], rows.speedup[bounded],
+                        yerr=[rows.speedup[bounded] - rows.speedup_ci_low[bounded], hi - rows.speedup[bounded]],
+                        fmt="none", ecolor=c, elinewidth=0.8, capsize=2)  # fmt: skip
+            clipped = (rows.speedup_ci_high[bounded] > top).to_numpy()
+            if clipped.any():  # an interval cut by the axis: a triangle at the edge
+                ax.plot(x[bounded][clipped], [top] * int(clipped.sum()), "^", ms=4, color=c, clip_on=False)
+    ax.axhline(1.0, color="0.35", ls="-.", lw=0.8)
+    ax.set_ylim(0, top)
+    ax.set(xlabel="Batch size (samples)", ylabel=f"Speedup over {plain(baseline)} (×)")
+    if not others:
+        ax.text(0.5, 0.5, "only the baseline device was run", ha="center", transform=ax.transAxes)
+
+
+def _convergence(ax, curves: pd.DataFrame | None, devices, colours, batch_sizes, target: float | None) -> None:
+    if curves is None or curves.empty:
+        ax.text(0.5, 0.5, "no per-epoch accuracies", ha="center", transform=ax.transAxes)
+        return
+    for device in devices:
+        for j, bs in enumerate(batch_sizes):
+            rows = curves[(curves.device == device) & (curves.batch_size == bs)].sort_values("epoch")
+            if rows.empty:
+                continue
+            style = BATCH_STYLES[j % len(BATCH_STYLES)]
+            ax.plot(rows.cumulative_s, rows.val_accuracy * 100, ls=style, lw=1.1, color=colours[device])
+            ax.fill_between(rows.cumulative_s, rows.ci_low * 100, rows.ci_high * 100, color=colours[device],
+                            alpha=0.15, lw=0)  # fmt: skip
+    if target is not None:
+        ax.axhline(target * 100, color="0.2", lw=0.8, ls=(0, (4, 2)))
+    ax.set_xscale("log")
+    _log_axis(ax.xaxis, *ax.get_xlim())
+    low = float(np.nanpercentile(curves.val_accuracy, 5)) * 100
+    ax.set_ylim(max(0.0, min(low, (target or 1) * 100 - 5)), 100)
+    ax.set(xlabel="Cumulative timed training (s)", ylabel="Validation accuracy (%)")
+
+
+def _legend(fig, devices, colours, names, batch_sizes, target) -> None:
+    handles = [Line2D([], [], color=colours[d], marker="o", ms=3.5, lw=1.2, label=names[d]) for d in devices]
+    handles += [Line2D([], [], color="0.4", ls=BATCH_STYLES[j % 4], lw=1.1, label=f"(c) batch {bs}")
+                for j, bs in enumerate(batch_sizes)]  # fmt: skip
+    handles += [
+        Line2D([], [], color="0.4", ls=(0, (1, 1.5)), marker="_", ms=7, lw=0.9, label="(a) calibrated matmul bound"),
+        Patch(color="0.4", alpha=0.25, label="(b, c) 95% CI"),
+        Line2D([], [], color="0.4", marker="o", mfc="white", ls="none", ms=3.5, label="(b) no interval"),
+        Line2D([], [], color="0.35", ls="-.", lw=0.8, label="(b) 1× = no speedup"),
+    ]
+    if target is not None:
+        handles.append(Line2D([], [], color="0.2", ls=(0, (4, 2)), lw=0.8, label=f"(c) target {target:.0%}"))
+    fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 5), frameon=False)
+
+
+def _letter(ax, letter: str) -> None:
+    ax.text(-0.02, 1.03, f"({letter})", transform=ax.transAxes, fontweight="bold", ha="right", va="bottom", fontsize=9)
 
 
 def draw(
@@ -44,89 +183,72 @@ def draw(
     speedup: pd.DataFrame,
     baseline: str,
     options: dict | None = None,
+    curves: pd.DataFrame | None = None,
+    target: float | None = None,
+    labels: dict | None = None,
 ):
-    """Return the matplotlib figure."""
+    """The three-panel figure. ``curves`` are the mean convergence curves
+    (``tta.mean_curves``); ``labels`` map a device to its legend text."""
     opts = {**DEFAULTS, **(options or {})}
-    devices = sorted(summary.device.unique(), key=lambda d: (d != baseline, d))
-    colours = dict(zip(devices, sns.color_palette(opts["palette"], n_colors=max(len(devices), 3))))
+    devices, colours, names = _setup(summary, baseline, opts, labels)
     batch_sizes = sorted(summary.batch_size.unique())
     with sns.axes_style("ticks"), plt.rc_context(RC):
-        fig, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(opts["width_in"], opts["height_in"]), layout="constrained")
-        sns.lineplot(
-            data=summary,
-            x="batch_size",
-            y="samples_per_s",
-            hue="device",
-            hue_order=devices,
-            palette=colours,
-            estimator="mean",
-            errorbar=stats.mean_ci,
-            err_style="bars",
-            marker="o",
-            markersize=4,
-            linewidth=1.2,
-            err_kws={"capsize": 2, "linewidth": 0.8},
-            ax=ax_a,
+        fig, (ax_a, ax_b, ax_c) = plt.subplots(
+            1, 3, figsize=(opts["width_in"], opts["height_in"]), layout="constrained"
         )
-        bounds = speedup.dropna(subset=["bound_samples_per_s"]).sort_values("batch_size")
-        for device, rows in bounds.groupby("device"):
-            ax_a.plot(
-                rows.batch_size,
-                rows.bound_samples_per_s,
-                ls="--",
-                lw=0.8,
-                color=colours.get(device),
-                label=f"{device}, calibrated bound",
-            )
-        ax_a.set(xscale="log", yscale="log", xlabel="Batch size (samples)", ylabel="Training throughput (samples/s)")
-        ax_a.set_xticks(batch_sizes, [str(b) for b in batch_sizes])
-        ax_a.minorticks_off()
-        # readable numbers on the log axis: 1, 2, 5 x 10^k, written out
-        ax_a.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-        ax_a.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
-        ax_a.legend(title=None, frameon=False)
-
-        others = speedup[speedup.device != baseline].sort_values("batch_size")
-        for device, rows in others.groupby("device"):
-            c = colours.get(device)
-            ax_b.plot(rows.batch_size, rows.speedup, marker="o", ms=4, lw=1.2, color=c, label=device)
-            finite = rows[np.isfinite(rows.speedup_ci_low) & np.isfinite(rows.speedup_ci_high)]
-            if finite.empty:  # one run per device: no interval to draw
-                continue
-            ax_b.fill_between(
-                finite.batch_size, finite.speedup_ci_low, finite.speedup_ci_high, color=c, alpha=0.25, lw=0
-            )
-            ax_b.errorbar(
-                finite.batch_size,
-                finite.speedup,
-                yerr=[finite.speedup - finite.speedup_ci_low, finite.speedup_ci_high - finite.speedup],
-                fmt="none",
-                ecolor=c,
-                elinewidth=0.8,
-                capsize=2,
-            )
-        ax_b.axhline(1.0, color="0.3", ls=":", lw=0.8)
-        ax_b.set(xscale="log", xlabel="Batch size (samples)", ylabel=f"Speedup over {baseline} (\u00d7)")
-        ax_b.set_xticks(batch_sizes, [str(b) for b in batch_sizes])
-        ax_b.minorticks_off()
-        if others.empty:
-            ax_b.text(0.5, 0.5, "only the baseline device was run", ha="center", transform=ax_b.transAxes)
-        else:
-            ax_b.legend(title="95% CI (Fieller)", frameon=False)
-        for ax, letter in ((ax_a, "a"), (ax_b, "b")):
-            ax.text(
-                -0.02,
-                1.02,
-                f"({letter})",
-                transform=ax.transAxes,
-                fontweight="bold",
-                ha="right",
-                va="bottom",
-                fontsize=9,
-            )
+        _throughput(ax_a, speedup, devices, colours)
+        _speedup(ax_b, speedup, devices, colours, baseline)
+        _convergence(ax_c, curves, devices, colours, batch_sizes, target)
+        for ax in (ax_a, ax_b):
+            _batch_axis(ax, batch_sizes)
+        for ax, letter in zip((ax_a, ax_b, ax_c), "abc"):
+            _letter(ax, letter)
+        _legend(fig, devices, colours, names, batch_sizes, target)
         if opts.get("title"):
-            fig.suptitle(opts["title"], fontsize=9)
+            fig.suptitle(plain(opts["title"]), fontsize=9)
     return fig
+
+
+def draw_timeline(summary: pd.DataFrame, baseline: str, options: dict | None = None, labels: dict | None = None):
+    """Every run's steady-state epoch time against its start in the
+    workflow run (minutes), by device and batch size; calibrations shaded."""
+    from .drift import start_seconds
+
+    opts = {**DEFAULTS, **(options or {})}
+    devices, colours, names = _setup(summary, baseline, opts, labels)
+    df = summary.assign(start_min=start_seconds(summary) / 60)
+    batch_sizes = sorted(df.batch_size.unique())
+    markers = dict(zip(batch_sizes, "osD^vP*X"))
+    with sns.axes_style("ticks"), plt.rc_context(RC):
+        fig, ax = plt.subplots(figsize=(opts["width_in"], opts["height_in"] * 0.9), layout="constrained")
+        _calibration_spans(ax, df)
+        for device in devices:
+            for bs in batch_sizes:
+                rows = df[(df.device == device) & (df.batch_size == bs)].sort_values("start_min")
+                ax.plot(rows.start_min, rows.steady_epoch_mean_s, marker=markers[bs], ms=4, lw=0.6,
+                        color=colours[device])  # fmt: skip
+        ax.set_yscale("log")
+        _log_axis(ax.yaxis, *ax.get_ylim())
+        ax.set(xlabel="Start of the run (minutes since the first run)", ylabel="Steady-state epoch time (s)")
+        handles = [Line2D([], [], color=colours[d], lw=1.2, label=names[d]) for d in devices]
+        handles += [Line2D([], [], color="0.4", marker=markers[b], ls="none", label=f"batch {b}") for b in batch_sizes]
+        handles.append(Patch(color="0.85", label="calibration"))
+        fig.legend(handles=handles, loc="outside right upper", frameon=False)
+        if opts.get("title"):
+            fig.suptitle(plain(opts["title"]), fontsize=9)
+    return fig
+
+
+def _calibration_spans(ax, df: pd.DataFrame) -> None:
+    if "calibration_started_at" not in df or df.calibration_started_at.isna().all():
+        return
+    first = pd.to_datetime(df.started_at, utc=True, format="ISO8601").min()
+    spans = df.dropna(subset=["calibration_started_at"]).drop_duplicates(["machine_key", "device"])
+    for _, r in spans.iterrows():
+        start = (pd.Timestamp(r.calibration_started_at) - first).total_seconds() / 60
+        end = (pd.Timestamp(r.calibration_finished_at) - first).total_seconds() / 60
+        if math.isfinite(start) and math.isfinite(end):
+            ax.axvspan(start, max(end, start + 0.05), color="0.85", lw=0, zorder=0)
 
 
 def save(fig, stem, formats, dpi: int) -> list[Path]:

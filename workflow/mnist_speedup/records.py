@@ -2,9 +2,10 @@
 
 A record that is truncated, has the wrong shape, or comes from a schema
 version this code does not know stops aggregation with a RecordError that
-names the file and the problem. There is one schema version so far; when a
-second one appears, older records are migrated in :func:`load` rather than
-rejected.
+names the file and the problem. Version 1 records (before per-epoch
+validation accuracy, the compiled loop, memory and energy) cannot be
+migrated: they lack what time to accuracy needs, so they are refused with
+the fix (rerun them).
 """
 
 from __future__ import annotations
@@ -50,6 +51,12 @@ _REQUIRED = (
     ("timing.samples_per_s", (int, float)),
     ("quality.test_accuracy", (int, float)),
     ("quality.val_accuracy", (int, float)),
+    ("quality.epoch_val_accuracy", list),
+    ("loop.steps_per_call", int),
+    ("loop.calls_per_epoch", int),
+    ("loop.optimizer_steps_per_epoch", list),
+    ("memory", dict),
+    ("energy", dict),
     ("quality.final_train_loss", (int, float)),
     ("flops.achieved_per_s", (int, float)),
     ("environment.hostname", str),
@@ -69,6 +76,12 @@ def check(record, source: str = "record") -> dict:
     if not isinstance(record, dict):
         raise RecordError(f"{source}: expected a JSON object, found {type(record).__name__}")
     version = record.get("schema_version")
+    if version == 1:
+        raise RecordError(
+            f"{source}: schema_version 1 was written by an earlier version of this workflow, before "
+            "per-epoch validation accuracy, the compiled training loop, memory and energy were recorded; "
+            "it cannot be compared with today's runs. Fix: delete it and run snakemake again to redo that run."
+        )
     if version != SCHEMA_VERSION:
         raise RecordError(
             f"{source}: schema_version {version!r} is not supported (this workflow reads "
@@ -90,6 +103,11 @@ def check(record, source: str = "record") -> dict:
         raise RecordError(f"{source}: timing.epoch_s must hold {record['epochs']} positive epoch times")
     if record["timing"]["steady_epoch_mean_s"] <= 0:
         raise RecordError(f"{source}: timing.steady_epoch_mean_s must be positive")
+    accuracies = record["quality"]["epoch_val_accuracy"]
+    if len(accuracies) != record["epochs"] or not all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1 for v in accuracies
+    ):
+        raise RecordError(f"{source}: quality.epoch_val_accuracy must hold {record['epochs']} accuracies in [0, 1]")
     return record
 
 

@@ -1,14 +1,34 @@
-"""The Markdown report: environment, config, speedup with CI, accuracy."""
+"""The Markdown report: what was found first, then the evidence.
+
+Every value that comes from a record or the config (device labels, host
+names, versions) is escaped before it goes into Markdown or HTML.
+"""
 
 from __future__ import annotations
 
+import html
 import math
+from dataclasses import dataclass
 
 import pandas as pd
 import yaml
 
-from .aggregate import ACCURACY_TOLERANCE, CV_WARN, accuracy_flags
-from .stats import CI_METHOD
+from . import drift as drift_check
+from .aggregate import ACCURACY_TOLERANCE, CV_WARN, accuracy_flags, device_labels, software_differences
+from .tta import BEST_CAVEAT
+
+HOST_OVERHEAD_WARN = 0.10
+
+
+def esc(value) -> str:
+    """Text safe in a Markdown table cell and in HTML."""
+    return html.escape(str(value), quote=False).replace("|", "\\|").replace("\n", " ")
+
+
+def code_block(text: str) -> str:
+    """Text for a fenced code block: Markdown shows it verbatim (no HTML is
+    interpreted there); only a fence inside it could end the block."""
+    return text.rstrip().replace("`" * 3, "'" * 3)
 
 
 def _num(x, fmt="{:.3g}") -> str:
@@ -17,152 +37,411 @@ def _num(x, fmt="{:.3g}") -> str:
     return fmt.format(x)
 
 
-def _ci(low, high) -> str:
+def _ci(low, high, note=None) -> str:
     if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (low, high)):
-        return "n/a (needs ≥ 2 runs per device)"
+        return f"n/a ({esc(note)})" if isinstance(note, str) and note else "n/a"
     return f"[{_num(low, '{:.2f}')}, {_num(high, '{:.2f}')}]"
 
 
 def _table(df: pd.DataFrame) -> str:
     cols = list(df.columns)
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines = ["| " + " | ".join(esc(c) for c in cols) + " |", "|" + "---|" * len(cols)]
     for _, row in df.iterrows():
-        lines.append("| " + " | ".join(str(row[c]) for c in cols) + " |")
+        lines.append("| " + " | ".join(esc(row[c]) for c in cols) + " |")
     return "\n".join(lines)
 
 
-def warnings(summary: pd.DataFrame, speedup: pd.DataFrame, baseline: str, config: dict) -> list[str]:
+@dataclass
+class Tables:
+    summary: pd.DataFrame
+    speedup: pd.DataFrame
+    tta: pd.DataFrame
+    best: pd.DataFrame
+    drift: pd.DataFrame
+
+    @property
+    def names(self) -> dict[str, str]:
+        return device_labels(self.summary)
+
+
+# ------------------------------------------------------------ headline
+
+
+def _pct(v) -> str:
+    return f"{v:.0%}" if isinstance(v, (int, float)) and math.isfinite(v) else "n/a"
+
+
+def headline(t: Tables, baseline: str) -> list[str]:
+    """One sentence per device and batch size, in words, with its interval."""
+    names, out = t.names, []
+    for _, r in t.speedup[t.speedup.device != baseline].iterrows():
+        who, base = esc(names[r.device]), esc(names[baseline])
+        n = f"{int(r.n)} and {int(r.baseline_n)} runs" if r.n != r.baseline_n else f"{int(r.n)} seeds each"
+        if not (math.isfinite(r.speedup_ci_low) and math.isfinite(r.speedup_ci_high)):
+            note = r.speedup_ci_note if isinstance(r.speedup_ci_note, str) else "no interval"
+            out.append(f"{who} ran {_num(r.speedup, '{:.2f}')}× as fast as {base} per epoch at batch size "
+                       f"{r.batch_size} ({n}), but with no confidence interval ({esc(note)}).")  # fmt: skip
+            continue
+        ci = f"95% CI {r.speedup_ci_low:.2f}-{r.speedup_ci_high:.2f}, {n}"
+        if r.speedup_ci_low <= 1 <= r.speedup_ci_high:
+            out.append(f"{who} and {base} cannot be told apart at this number of runs at batch size "
+                       f"{r.batch_size} (speedup {r.speedup:.2f}×, {ci}).")  # fmt: skip
+        else:
+            pace = f"{r.speedup:.2f}× faster than" if r.speedup > 1 else f"at {r.speedup:.2f}× the speed of"
+            out.append(f"{who} trained {pace} {base} per epoch at batch size {r.batch_size} ({ci}).")
+    return out
+
+
+def tta_sentences(t: Tables, baseline: str, target: float) -> list[str]:
+    """The quotable sentence: time to accuracy against time per epoch."""
+    names, out = t.names, []
+    per_epoch = t.speedup.set_index(["batch_size", "device"])
+    for _, r in t.tta[t.tta.device != baseline].iterrows():
+        who, base = esc(names[r.device]), esc(names[baseline])
+        if not math.isfinite(r.tta_speedup):
+            out.append(f"At batch size {r.batch_size}, no time-to-accuracy speedup of {who}: {esc(r.tta_note)}.")
+            continue
+        ci = _ci(r.tta_speedup_ci_low, r.tta_speedup_ci_high, r.tta_note).strip("[]").replace(", ", "-")
+        epoch = per_epoch.loc[(r.batch_size, r.device), "speedup"]
+        out.append(
+            f"At batch size {r.batch_size}, {who} reached {target:.0%} validation accuracy "
+            f"{r.tta_speedup:.2f}× (95% CI {ci}) as fast as {base}. Measured per epoch it is {epoch:.2f}×"
+            + (
+                ", because the two need different numbers of epochs."
+                if abs(epoch - r.tta_speedup) > 0.05 * epoch
+                else "."
+            )  # fmt: skip
+        )
+    return out
+
+
+# ------------------------------------------------------------ warnings
+
+
+def warnings(t: Tables, baseline: str, config: dict) -> list[str]:
     out = []
-    if config.get("devices_auto") and not (summary.device_type == "gpu").any():
+    s, sp = t.summary, t.speedup
+    if config.get("devices_auto") and not (s.device_type == "gpu").any():
         out.append(
             "**No GPU was found** on this machine (`devices: auto`, nvidia-smi lists none), so this "
             "report compares CPU thread counts only; the speedups below are not GPU speedups."
         )
-    noisy = speedup[(speedup.cv_seeds > CV_WARN) | (speedup.cv_epochs > CV_WARN)]
-    for _, r in noisy.iterrows():
+    for _, r in sp[(sp.cv_seeds > CV_WARN) | (sp.cv_epochs > CV_WARN)].iterrows():
         out.append(
-            f"Noisy timing: {r.device} at batch size {r.batch_size} has a CV of "
+            f"Noisy timing: {esc(r.device)} at batch size {r.batch_size} has a CV of "
             f"{_num(r.cv_seeds * 100, '{:.1f}%')} across seeds and {_num(r.cv_epochs * 100, '{:.1f}%')} "
             f"across steady-state epochs (above {CV_WARN:.0%}). Close other programs, pin the CPU "
             "frequency, or add seeds."
         )
-    flags = accuracy_flags(summary, baseline)
+    for _, r in sp[sp.host_share_of_timed_epoch > HOST_OVERHEAD_WARN].iterrows():
+        out.append(
+            f"At batch size {r.batch_size} on {esc(r.device)}, {r.host_share_of_timed_epoch:.0%} of each epoch is "
+            "host dispatch: this figure measures the Python loop more than the device; use "
+            "`steps_per_call: epoch` or a larger batch size."
+        )
+    flags = accuracy_flags(s, baseline)
     for _, r in flags[flags.flag].iterrows():
         out.append(
-            f"Accuracy differs: {r.device} reached {r.test_accuracy:.2%} test accuracy at batch size "
-            f"{r.batch_size}, seed {r.seed}, against {r.test_accuracy_baseline:.2%} on {baseline} "
+            f"Accuracy differs: {esc(r.device)} reached {r.test_accuracy:.2%} test accuracy at batch size "
+            f"{r.batch_size}, seed {r.seed}, against {r.test_accuracy_baseline:.2%} on {esc(baseline)} "
             f"(more than {ACCURACY_TOLERANCE:.0%} apart): the devices may not train the same model."
         )
-    if summary.groupby(["device", "batch_size"]).size().min() < 2:
+    out += [esc(w) for w in software_differences(s, baseline)]
+    out += [esc(w) for w in drift_check.warnings(t.drift, sp)]
+    if s.groupby(["device", "batch_size"]).size().min() < 2:
         out.append("Some device and batch size have a single run: no confidence interval is possible. Add seeds.")
     return out
 
 
-def environment_table(summary: pd.DataFrame) -> str:
-    rows = summary.drop_duplicates("device")[
-        ["device", "host", "device_type", "threads", "gpu_name", "cpu_model", "tensorflow", "python"]
-    ]
-    return _table(rows.fillna("—"))
+# ------------------------------------------------------------ sections
 
 
-def render(
-    summary: pd.DataFrame,
-    speedup: pd.DataFrame,
-    baseline: str,
-    config: dict,
-    figure_files: list[str],
-    environments: dict,
-) -> str:
-    public_config = {k: v for k, v in config.items() if not k.startswith("_")}
-    pipelines = ", ".join(sorted(summary.input_pipeline.dropna().unique()))
-    parts = ["# MNIST MLP training speedup report", ""]
-    parts += [
-        f"Model: TensorLayer MLP 784-800-800-10 (dropout 0.2/0.5/0.5), Adam lr "
-        f"{config.get('learning_rate')}. {len(summary)} runs on {summary.device.nunique()} devices, "
-        f"batch sizes {sorted(int(b) for b in summary.batch_size.unique())}, "
-        f"seeds {sorted(int(s) for s in summary.seed.unique())}. "
-        f"Input pipeline: {pipelines} (`device`: data placed on the device once, outside the timing; "
-        "`host`: each batch copied from host memory inside the timing, as the original did).",
+def header(t: Tables, config: dict) -> list[str]:
+    s = t.summary
+    r = s.iloc[0]
+    machines = ", ".join(sorted({f"{esc(h)} ({esc(c)})" for h, c in zip(s.host, s.cpu_model)}))
+    return [
+        f"Model: TensorLayer MLP 784-800-800-10 (dropout 0.2/0.5/0.5), Adam lr {esc(config.get('learning_rate'))}. "
+        f"**{int(r.epochs)} epochs** ({int(r.warmup_epochs)} warm-up), "
+        f"seeds {sorted(int(x) for x in s.seed.unique())}, batch sizes {sorted(int(b) for b in s.batch_size.unique())}, "
+        f"{len(s)} runs on {s.device.nunique()} devices. Machine: {machines}.",
+        "",
+        f"Loop timed: {esc(r.loop)}. Input pipeline: {esc(r.input_pipeline)}. ± is one standard deviation (SD) "
+        "across seeds everywhere.",
         "",
     ]
-    warn = warnings(summary, speedup, baseline, config)
-    if warn:
-        parts += ["## Warnings", ""] + [f"- {w}" for w in warn] + [""]
 
-    parts += [
-        "## Speedup over " + baseline,
-        "",
-        f"Speedup S = mean(T_{baseline}) / mean(T_device) of "
-        "steady-state epoch times; 95% interval: " + CI_METHOD + ".",
-        "",
-    ]
+
+def speedup_section(t: Tables, baseline: str) -> list[str]:
+    sp, names = t.speedup, t.names
     table = pd.DataFrame(
         {
-            "batch size": speedup.batch_size,
-            "device": speedup.device,
-            f"{baseline} epoch (s)": speedup.baseline_epoch_s_mean.map(lambda v: _num(v, "{:.3f}")),
-            "device epoch (s)": [
-                f"{_num(m, '{:.3f}')} ± {_num(s, '{:.3f}')}" for m, s in zip(speedup.epoch_s_mean, speedup.epoch_s_std)
-            ],
-            "samples/s": speedup.samples_per_s_mean.map(lambda v: _num(v, "{:,.0f}")),
-            "speedup": speedup.speedup.map(lambda v: _num(v, "{:.2f}×")),
-            "95% CI": [_ci(lo, hi) for lo, hi in zip(speedup.speedup_ci_low, speedup.speedup_ci_high)],
-            "n": speedup.n,
-            "CV seeds": speedup.cv_seeds.map(lambda v: _num(v * 100, "{:.1f}%")),
-            "seeds for ±5%": speedup.seeds_for_5pct_ci.map(lambda v: _num(v, "{:.0f}")),
+            "batch size": sp.batch_size,
+            "device": sp.device.map(names),
+            "epoch (s), mean ± SD": [
+                f"{_num(m, '{:.3f}')} ± {_num(s, '{:.3f}')}" for m, s in zip(sp.epoch_s_mean, sp.epoch_s_std)
+            ],  # fmt: skip
+            "samples/s": sp.samples_per_s.map(lambda v: _num(v, "{:,.0f}")),
+            "speedup": sp.speedup.map(lambda v: _num(v, "{:.2f}×")),
+            "95% CI": [
+                _ci(lo, hi, note) for lo, hi, note in zip(sp.speedup_ci_low, sp.speedup_ci_high, sp.speedup_ci_note)
+            ],  # fmt: skip
+            "interval method": sp.ci_method,
+            "n": sp.n,
+            "CV seeds": sp.cv_seeds.map(lambda v: _num(v * 100, "{:.1f}%")),
+            "seeds for ±5%": sp.seeds_for_5pct_ci.map(lambda v: _num(v, "{:.0f}")),
         }
     )
-    parts += [_table(table), ""]
-    if speedup.fraction_of_calibrated.notna().any():
-        eff = speedup[
-            ["batch_size", "device", "achieved_flops_per_s", "calibrated_flops_per_s", "fraction_of_calibrated"]
-        ].copy()
-        eff["achieved_flops_per_s"] = eff.achieved_flops_per_s.map(lambda v: _num(v / 1e9, "{:.1f} GFLOP/s"))
-        eff["calibrated_flops_per_s"] = eff.calibrated_flops_per_s.map(lambda v: _num(v / 1e9, "{:.1f} GFLOP/s"))
-        eff["fraction_of_calibrated"] = eff.fraction_of_calibrated.map(lambda v: _num(v * 100, "{:.0f}%"))
-        eff.columns = ["batch size", "device", "achieved", "calibrated matmul rate", "fraction"]
+    notes = [f"- batch size {r.batch_size}, {esc(r.device)}: {esc(r.few_runs_note)}."
+             for _, r in sp.iterrows() if isinstance(r.few_runs_note, str)]  # fmt: skip
+    return [
+        f"## Speedup over {esc(names[baseline])}",
+        "",
+        f"S = mean(T_{esc(baseline)}) / mean(T_device) of steady-state epoch times. Where both devices ran "
+        "in the same interleaved blocks, the 95% interval is Fieller's for paired means (shared drift "
+        "cancels); otherwise Fieller's for independent means. An interval that would be unbounded or "
+        "reach 0 is not shown.",
+        "",
+        _table(table),
+        "",
+        *notes,
+        "" if notes else "",
+    ]
+
+
+def _bytes(v) -> str:
+    return _num(v / 2**20, "{:,.0f} MiB") if isinstance(v, (int, float)) and math.isfinite(v) else "n/a"
+
+
+def resources_section(t: Tables) -> list[str]:
+    sp, names = t.speedup, t.names
+    table = pd.DataFrame(
+        {
+            "batch size": sp.batch_size,
+            "device": sp.device.map(names),
+            "steps per call": sp.steps_per_call,
+            "host share of a one-call step": sp.host_share_of_one_call_step.map(_pct),
+            "host share of the timed epoch": sp.host_share_of_timed_epoch.map(_pct),
+            "peak host RSS": sp.host_peak_rss_bytes.map(_bytes),
+            "peak GPU memory": sp.gpu_peak_bytes.map(_bytes),
+            "energy per epoch": [
+                f"{_num(j, '{:.1f} J')} ({_num(w, '{:.0f} W')})" if math.isfinite(j) else f"n/a ({esc(reason)})"
+                for j, w, reason in zip(sp.energy_j_per_epoch, sp.mean_watts, sp.energy_reason)
+            ],  # fmt: skip
+            "energy ratio (95% CI)": [
+                f"{_num(e, '{:.2f}×')} {_ci(lo, hi, note)}" if math.isfinite(e) else "n/a"
+                for e, lo, hi, note in zip(
+                    sp.energy_ratio, sp.energy_ratio_ci_low, sp.energy_ratio_ci_high, sp.energy_ratio_ci_note
+                )
+            ],
+        }
+    )
+    return [
+        "## Host overhead, memory and energy",
+        "",
+        "Host share: the host's cost of one call of the compiled training function (one-step calls "
+        "against a many-step call, measured after the timed epochs) as a share of a one-call step, and "
+        "times the calls per epoch as a share of the timed epoch. Energy: NVML (whole GPU board) or RAPL "
+        "(the whole CPU package, every process on it, not this process alone), read around each "
+        "steady-state epoch; the ratio is baseline energy / device energy, with the same interval as time.",
+        "",
+        _table(table),
+        "",
+    ]
+
+
+def efficiency_section(t: Tables) -> list[str]:
+    sp, names = t.speedup, t.names
+    if not sp.fraction_of_calibrated.notna().any():
+        return []
+    eff = pd.DataFrame(
+        {
+            "batch size": sp.batch_size,
+            "device": sp.device.map(names),
+            "achieved": sp.achieved_flops_per_s.map(lambda v: _num(v / 1e9, "{:.1f} GFLOP/s")),
+            "calibrated matmul rate": sp.calibrated_flops_per_s.map(lambda v: _num(v / 1e9, "{:.1f} GFLOP/s")),
+            "fraction": sp.fraction_of_calibrated.map(lambda v: _num(v * 100, "{:.0f}%")),
+        }
+    )
+    return [
+        "## Efficiency against each device's own limit",
+        "",
+        "Achieved training FLOP/s (analytic count per step) against the calibrated float32 "
+        "matrix-multiply rate of the same device at the MLP's layer shapes.",
+        "",
+        _table(eff),
+        "",
+    ]
+
+
+def tta_section(t: Tables, baseline: str, target: float, currency: str) -> list[str]:
+    d, names = t.tta, t.names
+    table = pd.DataFrame(
+        {
+            "batch size": d.batch_size,
+            "device": d.device.map(names) + d.best_batch_size.map(lambda b: " (best)" if b else ""),
+            "reached": [f"{int(k)} of {int(n)}" for k, n in zip(d.runs_reached, d.runs)],
+            "time to target (s), mean ± SD": [f"{_num(m, '{:.2f}')} ± {_num(s, '{:.2f}')}"
+                                              for m, s in zip(d.time_to_target_s_mean, d.time_to_target_s_std)],
+            "epochs to target": d.epochs_to_target_mean.map(lambda v: _num(v, "{:.1f}")),
+            "speedup": d.tta_speedup.map(lambda v: _num(v, "{:.2f}×")),
+            "95% CI": [_ci(lo, hi, note) for lo, hi, note in zip(d.tta_speedup_ci_low, d.tta_speedup_ci_high,
+                                                                  d.tta_note)],
+        }
+    )  # fmt: skip
+    parts = [
+        f"## Time to accuracy ({target:.0%} validation accuracy)",
+        "",
+        "Time to target: the sum of the epoch clocks up to the first epoch at or above the target, warm-up "
+        "included; evaluation, setup and tracing excluded. No speedup where some run did not reach it.",
+        "",
+        *[f"- {s}" for s in tta_sentences(t, baseline, target)],
+        "",
+        _table(table),
+        "",
+    ]
+    parts += best_section(t, baseline)
+    if d.cost_ratio.notna().any():
+        cost = d.dropna(subset=["cost_ratio"])
         parts += [
-            "## Efficiency against each device's own limit",
+            f"Cost to target ({esc(currency)}; price per hour from the config) and the cost ratio "
+            "(baseline cost / device cost: the time interval times the price ratio):",
             "",
-            "Achieved training FLOP/s (analytic count per step) against the calibrated float32 "
-            "matrix-multiply rate of the same device at the MLP's layer shapes.",
-            "",
-            _table(eff),
+            _table(
+                pd.DataFrame(
+                    {
+                        "batch size": cost.batch_size,
+                        "device": cost.device.map(names),
+                        "cost to target": cost.cost_to_target.map(lambda v: _num(v, "{:.4g}")),
+                        "cost ratio": cost.cost_ratio.map(lambda v: _num(v, "{:.2f}×")),
+                        "95% CI": [_ci(lo, hi) for lo, hi in zip(cost.cost_ratio_ci_low, cost.cost_ratio_ci_high)],
+                    }
+                )
+            ),  # fmt: skip
             "",
         ]
+    return parts
 
-    acc = summary.groupby(["device", "batch_size"]).test_accuracy.agg(["mean", "min", "max", "count"]).reset_index()
-    acc_table = pd.DataFrame(
-        {
-            "device": acc.device,
-            "batch size": acc.batch_size,
-            "test accuracy (mean)": acc["mean"].map(lambda v: f"{v:.2%}"),
-            "min": acc["min"].map(lambda v: f"{v:.2%}"),
-            "max": acc["max"].map(lambda v: f"{v:.2%}"),
-            "n": acc["count"],
-        }
-    )
-    parts += [
+
+def best_section(t: Tables, baseline: str) -> list[str]:
+    if t.best.empty:
+        return []
+    names, b = t.names, t.best
+    table = pd.DataFrame({
+        "device (its best batch size)": [f"{names[d]} ({bs})" for d, bs in zip(b.device, b.device_batch_size)],
+        f"{names[baseline]} at its best": b.baseline_batch_size,
+        "speedup": b.tta_speedup.map(lambda v: _num(v, "{:.2f}×")),
+        "95% CI": [_ci(lo, hi, note) for lo, hi, note in zip(b.tta_speedup_ci_low, b.tta_speedup_ci_high, b.tta_note)],
+    })  # fmt: skip
+    return ["Best against best (each device at its own fastest batch size to target):", "", _table(table), "",
+            f"Caveat: {BEST_CAVEAT}", ""]  # fmt: skip
+
+
+def drift_section(t: Tables) -> list[str]:
+    d, names = t.drift, t.names
+
+    def change(v, lo, hi):
+        return "n/a (needs ≥ 3 runs)" if not math.isfinite(v) else f"{v:+.1%} [{lo:+.1%}, {hi:+.1%}]"
+
+    table = pd.DataFrame({
+        "batch size": d.batch_size, "device": d.device.map(names), "runs": d.n,
+        "span (min)": (d.span_s / 60).map(lambda v: _num(v, "{:.1f}")),
+        "epoch-time change over the run (95% CI)": [change(*v) for v in zip(
+            d.epoch_time_drift, d.epoch_time_drift_ci_low, d.epoch_time_drift_ci_high)],
+        "device-rate change (95% CI)": [change(*v) for v in zip(
+            d.device_rate_drift, d.device_rate_drift_ci_low, d.device_rate_drift_ci_high)],
+    })  # fmt: skip
+    return [
+        "## Drift check",
+        "",
+        "Runs are ordered in randomised complete blocks (one block per batch size and seed, every device "
+        "once, in a shuffled order). Per device and batch size, the epoch time is regressed on the run's "
+        "start time; the change over the run is warned about above the larger of "
+        f"{drift_check.MIN_DRIFT_WARN:.0%} and the seeds' CV. The device rate is the matrix-multiply probe "
+        "each run takes before its epochs.",
+        "",
+        _table(table),
+        "",
+    ]
+
+
+def accuracy_section(t: Tables) -> list[str]:
+    s, names = t.summary, t.names
+    acc = s.groupby(["device", "batch_size"]).test_accuracy.agg(["mean", "min", "max", "count"]).reset_index()
+    table = pd.DataFrame({
+        "device": acc.device.map(names), "batch size": acc.batch_size,
+        "test accuracy (mean)": acc["mean"].map(lambda v: f"{v:.2%}"),
+        "min": acc["min"].map(lambda v: f"{v:.2%}"), "max": acc["max"].map(lambda v: f"{v:.2%}"), "n": acc["count"],
+    })  # fmt: skip
+    return [
         "## Test accuracy",
         "",
         "The same model should reach the same accuracy on every device "
         f"(differences above {ACCURACY_TOLERANCE:.0%} per seed are flagged under Warnings).",
         "",
-        _table(acc_table),
+        _table(table),
         "",
     ]
-    parts += ["## Figure", ""] + [f"![speedup figure]({f})" for f in figure_files if f.endswith(".png")]
-    parts += ["", "Files: " + ", ".join(f"`{f}`" for f in figure_files), ""]
-    parts += ["## Devices and environment", "", environment_table(summary), ""]
+
+
+def figure_caption(t: Tables, baseline: str, target: float) -> str:
+    """Written from the data: what each panel shows, n and the method."""
+    n = t.summary.groupby(["device", "batch_size"]).size()
+    methods = sorted(set(t.speedup[t.speedup.device != baseline].ci_method))
+    return (
+        f"**Figure 1.** (a) Training throughput of {t.summary.device.nunique()} devices against batch size "
+        f"(samples per epoch / mean epoch time, {n.min()}-{n.max()} runs each, 95% t-intervals; dotted: "
+        f"calibrated bound). (b) Speedup over {esc(baseline)} with its 95% interval "
+        f"({esc('; '.join(methods) or 'none')}); hollow markers have no interval; the line at 1 is no speedup. "
+        f"(c) Validation accuracy against cumulative timed training time, mean over seeds with 95% bands; "
+        f"dashed: the {target:.0%} target."
+    )
+
+
+def figures_section(t: Tables, baseline: str, target: float, figures: dict[str, list[str]]) -> list[str]:
+    parts = ["## Figures", ""]
+    parts += [f"![speedup figure]({f})" for f in figures["speedup"] if f.endswith(".png")]
+    parts += ["", figure_caption(t, baseline, target), ""]
+    parts += [f"![timeline]({f})" for f in figures["timeline"] if f.endswith(".png")]
+    parts += ["", "**Figure 2.** Each run's steady-state epoch time against its start; shaded: calibrations.", ""]
+    parts += ["Files: " + ", ".join(f"`{f}`" for fs in figures.values() for f in fs), ""]
+    return parts
+
+
+def environment_section(t: Tables, environments: dict) -> list[str]:
+    rows = t.summary.drop_duplicates("device")[
+        ["device", "host", "device_type", "threads", "gpu_name", "cpu_model", "tensorflow", "python"]
+    ]
+    parts = ["## Devices and environment", "", _table(rows.fillna("—")), ""]
     for device, env in environments.items():
         parts += [
-            f"<details><summary>{device}: full environment</summary>",
+            f"<details><summary>{esc(device)}: full environment</summary>",
             "",
             "```yaml",
-            yaml.safe_dump(env, sort_keys=True).rstrip(),
+            code_block(yaml.safe_dump(env, sort_keys=True)),
             "```",
             "</details>",
             "",
         ]
-    parts += ["## Configuration", "", "```yaml", yaml.safe_dump(public_config, sort_keys=False).rstrip(), "```", ""]
+    return parts
+
+
+def render(t: Tables, baseline: str, config: dict, figures: dict[str, list[str]], environments: dict) -> str:
+    public_config = {k: v for k, v in config.items() if not k.startswith("_")}
+    target = config.get("target_accuracy", 0.95)
+    parts = ["# MNIST MLP training speedup report", ""]
+    parts += [f"**{line}**" for line in headline(t, baseline)] + [""]
+    parts += header(t, config)
+    warn = warnings(t, baseline, config)
+    if warn:
+        parts += ["## Warnings", ""] + [f"- {w}" for w in warn] + [""]
+    parts += speedup_section(t, baseline)
+    parts += tta_section(t, baseline, target, config.get("currency", "USD"))
+    parts += resources_section(t)
+    parts += efficiency_section(t)
+    parts += drift_section(t)
+    parts += accuracy_section(t)
+    parts += figures_section(t, baseline, target, figures)
+    parts += environment_section(t, environments)
+    parts += ["## Configuration", "", "```yaml", code_block(yaml.safe_dump(public_config, sort_keys=False)), "```", ""]
     return "\n".join(parts)

@@ -1,11 +1,16 @@
 """Statistics of a speedup: a ratio of two means, with its uncertainty.
 
 The speedup of a device over the baseline is S = mean(T_baseline) /
-mean(T_device), where T are steady-state epoch times of independent runs
-(one per seed). Its 95% confidence interval comes from Fieller's theorem
-for a ratio of independent means with unequal variances, with the degrees
-of freedom of the Welch-Satterthwaite approximation for the linear form
-T_baseline - S T_device. Per-seed ratios are never averaged.
+mean(T_device), where T are steady-state epoch times of runs (one per
+seed). Its 95% confidence interval comes from Fieller's theorem:
+- paired, when both devices ran in the same blocks (one block = one batch
+  size and seed, every device once, interleaved): the covariance of the
+  two times across blocks enters, with n - 1 degrees of freedom, so that
+  drift shared by a block cancels;
+- otherwise for independent means with unequal variances, with the
+  Welch-Satterthwaite degrees of freedom for T_baseline - S T_device.
+Per-seed ratios are never averaged. An interval that is unbounded or would
+reach 0 or below is reported as unbounded (no interval), with the reason.
 """
 
 from __future__ import annotations
@@ -17,7 +22,12 @@ import numpy as np
 from scipy import stats as sps
 
 CI_METHOD = "Fieller 95% CI for a ratio of independent means (Welch-Satterthwaite df)"
+PAIRED_METHOD = "Fieller 95% CI for a ratio of paired means (blocks; n - 1 df)"
 CI_LEVEL = 0.95
+
+FEW_RUNS = "needs ≥ 2 runs per device"
+UNBOUNDED = "unbounded: too noisy for an interval at this n"
+NO_BASELINE = "baseline has no runs at this batch size"
 
 
 @dataclass(frozen=True)
@@ -26,10 +36,30 @@ class Ratio:
     low: float
     high: float
     df: float
+    method: str = CI_METHOD
+    reason: str | None = None  # why there is no interval
 
     @property
     def bounded(self) -> bool:
         return math.isfinite(self.low) and math.isfinite(self.high)
+
+    def scaled(self, factor: float) -> Ratio:
+        """The same ratio times a constant (e.g. a price ratio): the
+        interval scales with it, nothing is re-derived."""
+        return Ratio(self.estimate * factor, self.low * factor, self.high * factor, self.df, self.method, self.reason)
+
+
+def _roots(ma: float, mb: float, a_coef: float, b_coef: float, c_coef: float, s: float, df: float, method: str):
+    """Fieller's interval from the quadratic a R^2 - 2 b R + c = 0; no
+    interval where it is unbounded or reaches 0 or below."""
+    disc = b_coef**2 - a_coef * c_coef
+    if a_coef <= 0 or disc < 0:
+        return Ratio(s, math.nan, math.nan, df, method, UNBOUNDED)
+    root = math.sqrt(disc)
+    low, high = (b_coef - root) / a_coef, (b_coef + root) / a_coef
+    if low <= 0:
+        return Ratio(s, math.nan, math.nan, df, method, UNBOUNDED)
+    return Ratio(s, low, high, df, method)
 
 
 def mean_ci(values, level: float = CI_LEVEL) -> tuple[float, float]:
@@ -44,29 +74,45 @@ def mean_ci(values, level: float = CI_LEVEL) -> tuple[float, float]:
 def fieller_ratio(numerator, denominator, level: float = CI_LEVEL) -> Ratio:
     """Ratio mean(numerator)/mean(denominator) with Fieller's interval.
 
-    The interval is (nan, nan) when either sample has fewer than 2 values,
-    and (low, inf) or (nan, nan) when the denominator mean is not
-    significantly different from zero (Fieller's unbounded case).
+    The interval is (nan, nan), with the reason, when either sample has
+    fewer than 2 values or the interval is unbounded (the denominator mean
+    is not clearly above zero) or would reach zero.
     """
     a = np.asarray(numerator, dtype=float)
     b = np.asarray(denominator, dtype=float)
     ma, mb = a.mean(), b.mean()
     s = ma / mb
     if len(a) < 2 or len(b) < 2:
-        return Ratio(s, math.nan, math.nan, math.nan)
+        return Ratio(s, math.nan, math.nan, math.nan, CI_METHOD, FEW_RUNS)
     va = a.var(ddof=1) / len(a)
     vb = b.var(ddof=1) / len(b)
     denom_df = va**2 / (len(a) - 1) + (s**2 * vb) ** 2 / (len(b) - 1)
     if denom_df == 0:  # no spread at all: the ratio is exact
         return Ratio(s, s, s, math.inf)
     df = (va + s**2 * vb) ** 2 / denom_df
-    t = sps.t.ppf(0.5 + level / 2, df)
-    qa = mb**2 - t**2 * vb
-    disc = ma**2 * vb + mb**2 * va - t**2 * va * vb
-    if qa <= 0 or disc < 0:
-        return Ratio(s, math.nan, math.nan, df)
-    root = t * math.sqrt(disc)
-    return Ratio(s, (ma * mb - root) / qa, (ma * mb + root) / qa, df)
+    t2 = sps.t.ppf(0.5 + level / 2, df) ** 2
+    return _roots(ma, mb, mb**2 - t2 * vb, ma * mb, ma**2 - t2 * va, s, df, CI_METHOD)
+
+
+def paired_fieller_ratio(numerator, denominator, level: float = CI_LEVEL) -> Ratio:
+    """Ratio mean(numerator)/mean(denominator) for paired samples (one
+    pair per block) with Fieller's interval: the variance of
+    mean(a - R b) is (s_aa - 2 R s_ab + R^2 s_bb) / n, with n - 1 df."""
+    a = np.asarray(numerator, dtype=float)
+    b = np.asarray(denominator, dtype=float)
+    if len(a) != len(b):
+        raise ValueError("paired samples need one value of each per block")
+    n = len(a)
+    ma, mb = a.mean(), b.mean()
+    s = ma / mb
+    if n < 2:
+        return Ratio(s, math.nan, math.nan, math.nan, PAIRED_METHOD, FEW_RUNS)
+    cov = np.cov(a, b, ddof=1)
+    saa, sbb, sab = cov[0, 0], cov[1, 1], cov[0, 1]
+    if saa == 0 and sbb == 0:
+        return Ratio(s, s, s, n - 1, PAIRED_METHOD)
+    t2 = sps.t.ppf(0.5 + level / 2, n - 1) ** 2
+    return _roots(ma, mb, mb**2 - t2 * sbb / n, ma * mb - t2 * sab / n, ma**2 - t2 * saa / n, s, n - 1, PAIRED_METHOD)
 
 
 def cv(values) -> float:

@@ -76,6 +76,31 @@ def sync(tf) -> None:
     tf.test.experimental.sync_devices()
 
 
+class GpuMemory:
+    """Peak GPU memory allocated by TensorFlow from construction on (the
+    timed epochs): ``reset_memory_stats`` then ``get_memory_info``."""
+
+    def __init__(self, tf, device_name: str):
+        self.tf, self.device = tf, device_name.strip("/")
+        self.reason = None
+        if device_name == "/CPU:0":
+            self.reason = "not a GPU run"
+            return
+        try:
+            tf.config.experimental.reset_memory_stats(self.device)
+        except (ValueError, RuntimeError, AttributeError) as exc:
+            self.reason = f"GPU memory statistics unavailable ({exc})"
+
+    def peak(self) -> dict:
+        if self.reason is None:
+            try:
+                return {"gpu_peak_bytes": int(self.tf.config.experimental.get_memory_info(self.device)["peak"]),
+                        "gpu_reason": None}  # fmt: skip
+            except (ValueError, RuntimeError, KeyError) as exc:
+                self.reason = f"GPU memory statistics unavailable ({exc})"
+        return {"gpu_peak_bytes": None, "gpu_reason": self.reason}
+
+
 def lock_path() -> Path:
     folder = os.environ.get("MNIST_SPEEDUP_LOCK_DIR") or tempfile.gettempdir()
     return Path(folder) / "mnist-speedup-timing.lock"

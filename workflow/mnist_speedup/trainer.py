@@ -2,13 +2,18 @@
 
 What is timed (see README, "What is timed"):
 - outside every clock: process start, imports, data loading, model build,
-  tracing of the training step, placing the data on the device;
+  placing the data on the device, tracing the compiled training function,
+  a short probe of the device's matrix-multiply rate;
 - each epoch clock starts after a device synchronisation and stops after
   another, so no queued GPU work escapes; it covers the shuffle and every
-  training step of the epoch (and, with ``input_pipeline: host``, the
-  per-batch copies from host memory);
+  training step of the epoch, run ``steps_per_call`` steps per call of one
+  compiled function (and, with ``input_pipeline: host``, the per-batch
+  copies from host memory);
+- after each epoch, outside its clock: the validation loss and accuracy
+  (model in eval mode, between two synchronisations) and the NaN checks;
 - epochs ``1..warmup_epochs`` are recorded but left out of the steady state;
-- evaluation and the per-step samples come after the timed epochs.
+- the test accuracy, per-step samples and the host's share of a call come
+  after the timed epochs.
 """
 
 from __future__ import annotations
@@ -21,9 +26,11 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from . import environment, model, tfdevice
+from . import calibrate, energy, environment, model, tfdevice
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+EVAL_CHUNK = 1000  # samples per evaluation call
+OVERHEAD_LOOP_REPEATS = 3  # compiled K-step calls timed for the host-overhead estimate
 
 
 class TrainingError(RuntimeError):
@@ -44,9 +51,15 @@ class RunSpec:
     deterministic: bool = False
     train_samples: int | None = None
     step_samples: int = 50
+    steps_per_call: int | str = "epoch"
 
     def name(self) -> str:
         return f"device {self.device}, batch size {self.batch_size}, seed {self.seed}"
+
+    def calls_per_epoch(self, steps: int) -> tuple[int, int]:
+        """(steps per call, calls per epoch) for an epoch of ``steps`` steps."""
+        per_call = steps if self.steps_per_call == "epoch" else min(int(self.steps_per_call), steps)
+        return per_call, math.ceil(steps / per_call)
 
 
 def _now() -> str:
@@ -102,21 +115,17 @@ def run(spec: RunSpec, data_path, log=print) -> dict:
     data = load_data(data_path, spec.train_samples)
     setup["data_load_s"] = time.perf_counter() - t
     n_train = len(data["x_train"])
-    bs = spec.batch_size
-    steps = n_train // bs  # the remainder is dropped, as tl.iterate.minibatches does
+    steps = n_train // spec.batch_size  # the remainder is dropped, as tl.iterate.minibatches does
     if steps < 1:
         raise TrainingError(f"{spec.name()}: batch size larger than the {n_train} training samples")
-    samples_per_epoch = steps * bs
 
     try:
         record = _train(tf, tl, device_name, spec, data, steps, setup, log)
     except tf.errors.ResourceExhaustedError as exc:
         raise TrainingError(
-            f"{spec.name()}: the device ran out of memory at batch size {bs}. "
+            f"{spec.name()}: the device ran out of memory at batch size {spec.batch_size}. "
             "Fix: use a smaller batch size for this device."
         ) from exc
-
-    env = environment.capture(tf, tl, spec.device_spec, gpu, device_name)
 
     spec_dict = asdict(spec)
     spec_dict.pop("device_spec")
@@ -124,136 +133,286 @@ def run(spec: RunSpec, data_path, log=print) -> dict:
         schema_version=SCHEMA_VERSION,
         **spec_dict,
         device_spec=dict(spec.device_spec),
-        samples_per_epoch=samples_per_epoch,
+        samples_per_epoch=steps * spec.batch_size,
         steps_per_epoch=steps,
         started_at=started_at,
         finished_at=_now(),
-        environment=env,
+        environment=environment.capture(tf, tl, spec.device_spec, gpu, device_name),
     )
+    record["memory"]["host_peak_rss_bytes"] = environment.peak_rss_bytes()
     record["setup_s"] = {k: (round(v, 6) if v is not None else None) for k, v in setup.items()}
     return record
 
 
 def _train(tf, tl, device_name, spec: RunSpec, data, steps, setup, log) -> dict:
-    bs = spec.batch_size
-    n_train = len(data["x_train"])
     with tf.device(device_name):
+        session = Session(tf, tl, device_name, spec, data, steps, setup)
+        session.trace()
+        probe = session.probe_device_rate()
+        epochs = session.timed_epochs(log)
+        test_acc, test_loss = session.evaluate(data["x_test"], data["y_test"])
+        log(f"validation accuracy {epochs['val_accuracy'][-1]:.4f}, test accuracy {test_acc:.4f}")
+        steps_after = session.extra_measurements()
+    return _record(spec, steps, epochs, test_acc, test_loss, probe, steps_after)
+
+
+class Session:
+    """The model, optimizer, data on the device and the compiled training
+    function of one run, in named stages."""
+
+    def __init__(self, tf, tl, device_name, spec: RunSpec, data, steps, setup):
+        self.tf, self.spec, self.data, self.steps, self.setup = tf, spec, data, steps, setup
+        self.device_name = device_name
+        self.per_call, self.calls = spec.calls_per_epoch(steps)
         t = time.perf_counter()
-        net = model.build(tf, tl)
-        optimizer = make_optimizer(tf, spec)
+        self.net = model.build(tf, tl)
+        self.optimizer = make_optimizer(tf, spec)
+        self.step_count = tf.Variable(0, dtype=tf.int64, trainable=False)  # every optimizer step, counted
         setup["build_s"] = time.perf_counter() - t
+        self._place_data()
+        self._compile()
 
-        @tf.function
-        def train_step(xb, yb):
-            with tf.GradientTape() as tape:
-                logits = net(xb)
-                loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=yb, logits=logits))
-            grads = tape.gradient(loss, net.trainable_weights)
-            optimizer.apply_gradients(zip(grads, net.trainable_weights))
-            return loss
-
-        @tf.function
-        def predict(xb):
-            return tf.argmax(net(xb), axis=1)
-
-        t = time.perf_counter()
-        if spec.input_pipeline == "device":
-            x_dev, y_dev = tf.constant(data["x_train"]), tf.constant(data["y_train"])
-            if device_name != "/CPU:0":  # copy to the GPU now, not in the first step
-                x_dev, y_dev = tf.identity(x_dev), tf.identity(y_dev)
-            indices = tf.range(n_train)
-        else:
-            rng = np.random.default_rng(spec.seed)
+    # -- data placement --------------------------------------------------
+    def _place_data(self) -> None:
+        """The training set on the device, once (also for the host
+        pipeline: the host-overhead measurement uses it, after the timing)."""
+        tf, t = self.tf, time.perf_counter()
+        self.x, self.y = tf.constant(self.data["x_train"]), tf.constant(self.data["y_train"])
+        if self.device_name != "/CPU:0":  # copy to the GPU now, not in the first step
+            self.x, self.y = tf.identity(self.x), tf.identity(self.y)
+        self.indices = tf.range(len(self.data["x_train"]))
+        self.rng = np.random.default_rng(self.spec.seed)  # the host pipeline's shuffle
         tfdevice.sync(tf)
-        setup["data_to_device_s"] = time.perf_counter() - t
+        self.setup["data_to_device_s"] = time.perf_counter() - t
 
-        def epoch_batches():
-            """Yield one epoch's (x, y) batches, shuffled with the run's seed."""
-            if spec.input_pipeline == "device":
-                order = tf.reshape(tf.random.shuffle(indices)[: steps * bs], [steps, bs])
-                for i in range(steps):
-                    yield tf.gather(x_dev, order[i]), tf.gather(y_dev, order[i])
-            else:
-                order = rng.permutation(n_train)[: steps * bs].reshape(steps, bs)
-                for idx in order:
-                    yield data["x_train"][idx], data["y_train"][idx]
+    # -- the compiled training function ------------------------------------
+    def _step(self, xb, yb):
+        tf = self.tf
+        with tf.GradientTape() as tape:
+            logits = self.net(xb)
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=yb, logits=logits))
+        grads = tape.gradient(loss, self.net.trainable_weights)
+        self.optimizer.apply_gradients(zip(grads, self.net.trainable_weights))
+        self.step_count.assign_add(1)
+        return loss
 
-        t = time.perf_counter()
-        net.train()
-        train_step.get_concrete_function(
-            tf.TensorSpec([bs, model.LAYERS[0][0]], tf.float32), tf.TensorSpec([bs], tf.int64)
+    def _compile(self) -> None:
+        tf, bs = self.tf, self.spec.batch_size
+
+        @tf.function(
+            input_signature=[
+                tf.TensorSpec([None, bs], tf.int32),
+                tf.TensorSpec([], tf.int32),
+                tf.TensorSpec([], tf.int32),
+            ]
         )
-        setup["trace_s"] = time.perf_counter() - t
+        def train_calls(order, start, count):
+            """``count`` steps from row ``start`` of ``order`` (batches of
+            indices), gathered on the device; returns the summed loss. The
+            counts are tensors, so one trace serves every call."""
+            total = tf.constant(0.0, tf.float32)
+            for i in tf.range(start, start + count):
+                idx = order[i]
+                total += self._step(tf.gather(self.x, idx), tf.gather(self.y, idx))
+            return total
 
-        epoch_s, epoch_loss = [], []
+        @tf.function(
+            input_signature=[tf.TensorSpec([bs, model.LAYERS[0][0]], tf.float32), tf.TensorSpec([bs], tf.int64)]
+        )
+        def train_batch(xb, yb):
+            """One step on a batch copied from host memory (``input_pipeline: host``)."""
+            return self._step(xb, yb)
+
+        @tf.function(
+            input_signature=[tf.TensorSpec([None, model.LAYERS[0][0]], tf.float32), tf.TensorSpec([None], tf.int64)]
+        )
+        def eval_chunk(xb, yb):
+            logits = self.net(xb)
+            losses = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=yb, logits=logits)
+            correct = tf.reduce_sum(tf.cast(tf.argmax(logits, axis=1) == yb, tf.int64))
+            return tf.reduce_sum(losses), correct
+
+        self.train_calls, self.train_batch, self.eval_chunk = train_calls, train_batch, eval_chunk
+
+    def trace(self) -> None:
+        """Trace every compiled function before the first clock. A zero-step
+        call and a traced single batch create Adam's slots without changing
+        a weight."""
+        tf, t = self.tf, time.perf_counter()
+        self.net.train()
+        self.train_calls(tf.zeros([1, self.spec.batch_size], tf.int32), 0, 0)
+        if self.spec.input_pipeline == "host":
+            self.train_batch.get_concrete_function()
+        self.net.eval()
+        self.eval_chunk.get_concrete_function()
+        self.net.train()
+        tfdevice.sync(tf)
+        self.setup["trace_s"] = time.perf_counter() - t
+
+    def probe_device_rate(self) -> dict:
+        """The device's matrix-multiply rate at this batch size's shapes,
+        just before the timed epochs: the workflow compares it across runs
+        to see whether the device itself drifted."""
+        t = time.perf_counter()
+        result = calibrate.mlp_rate(self.tf, self.spec.batch_size, repeats=3, min_seconds=0.05)
+        result["at"] = _now()
+        self.setup["rate_probe_s"] = time.perf_counter() - t
+        return {k: result[k] for k in ("flops_per_s_median", "flops_per_s_all", "at")}
+
+    # -- one epoch ---------------------------------------------------------
+    def epoch_order(self):
+        """One epoch's batches of indices, shuffled with the run's seed."""
+        tf, bs, steps = self.tf, self.spec.batch_size, self.steps
+        if self.spec.input_pipeline == "host":
+            return self.rng.permutation(len(self.data["x_train"]))[: steps * bs].reshape(steps, bs)
+        return tf.reshape(tf.random.shuffle(self.indices)[: steps * bs], [steps, bs])
+
+    def run_epoch(self) -> float:
+        """Every step of one epoch, ``per_call`` steps per call; returns the
+        summed loss as a tensor (read after the clock stops)."""
+        order = self.epoch_order()
+        total = self.tf.constant(0.0)
+        if self.spec.input_pipeline == "host":
+            for idx in order:  # sliced in host memory, copied by the call
+                total += self.train_batch(self.data["x_train"][idx], self.data["y_train"][idx])
+            return total
+        for start in range(0, self.steps, self.per_call):
+            total += self.train_calls(order, start, min(self.per_call, self.steps - start))
+        return total
+
+    def timed_epochs(self, log) -> dict:
+        tf, spec = self.tf, self.spec
+        meter = energy.EpochEnergy(spec.device_spec)
+        memory = tfdevice.GpuMemory(tf, self.device_name)
+        out = {key: [] for key in ("epoch_s", "loss", "val_accuracy", "val_loss", "eval_s", "steps")}
         for epoch in range(1, spec.epochs + 1):
-            losses = []
+            before_steps = int(self.step_count.numpy())
+            steady = epoch > spec.warmup_epochs
             tfdevice.sync(tf)
+            meter.start()
             t0 = time.perf_counter()
-            for xb, yb in epoch_batches():
-                losses.append(train_step(xb, yb))
+            total = self.run_epoch()
             tfdevice.sync(tf)
             elapsed = time.perf_counter() - t0
-            loss = float(tf.reduce_mean(tf.stack(losses)))
-            epoch_s.append(elapsed)
-            epoch_loss.append(loss)
-            phase = "warm-up" if epoch <= spec.warmup_epochs else "steady"
+            meter.stop(steady)
+            loss = float(total) / self.steps
+            out["epoch_s"].append(elapsed)
+            out["loss"].append(loss)
+            out["steps"].append(int(self.step_count.numpy()) - before_steps)
+            self.check_finite(loss, epoch)
+            val_acc, val_loss, eval_s = self.timed_evaluation()
+            for key, value in (("val_accuracy", val_acc), ("val_loss", val_loss), ("eval_s", eval_s)):
+                out[key].append(value)
+            phase = "steady" if steady else "warm-up"
             log(
                 f"epoch {epoch}/{spec.epochs} ({phase}): {elapsed:.3f} s, "
-                f"{steps * bs / elapsed:,.0f} samples/s, loss {loss:.4f}"
+                f"{self.steps * spec.batch_size / elapsed:,.0f} samples/s, loss {loss:.4f}, "
+                f"validation accuracy {val_acc:.4f}"
             )
-            # outside the clock: a NaN can hide behind ReLU (max(NaN, 0) = 0) and
-            # leave a finite loss on a model whose weights are all NaN
-            weights_finite = all(bool(tf.reduce_all(tf.math.is_finite(w))) for w in net.trainable_weights)
-            if not math.isfinite(loss) or not weights_finite:
-                what = f"the training loss became {loss}" if not math.isfinite(loss) else "the weights became NaN/inf"
-                raise TrainingError(
-                    f"{spec.name()}: {what} in epoch {epoch} (training diverged). "
-                    "Fix: lower learning_rate, or check the input data for NaN/inf values."
-                )
+        steady_s = steady_state(out["epoch_s"], spec.warmup_epochs)
+        out["energy"] = meter.summary(steady_s)
+        out["memory"] = memory.peak()
+        return out
 
-        net.eval()
+    def check_finite(self, loss: float, epoch: int) -> None:
+        """Outside the clock: a NaN can hide behind ReLU (max(NaN, 0) = 0)
+        and leave a finite loss on a model whose weights are all NaN."""
+        tf = self.tf
+        weights_finite = all(bool(tf.reduce_all(tf.math.is_finite(w))) for w in self.net.trainable_weights)
+        if not math.isfinite(loss) or not weights_finite:
+            what = f"the training loss became {loss}" if not math.isfinite(loss) else "the weights became NaN/inf"
+            raise TrainingError(
+                f"{self.spec.name()}: {what} in epoch {epoch} (training diverged). "
+                "Fix: lower learning_rate, or check the input data for NaN/inf values."
+            )
 
-        def accuracy(x, y):
-            correct = 0
-            for i in range(0, len(x), 1000):
-                correct += int(tf.reduce_sum(tf.cast(predict(x[i : i + 1000]) == y[i : i + 1000], tf.int32)))
-            return correct / len(x)
+    # -- evaluation ----------------------------------------------------------
+    def evaluate(self, x, y) -> tuple[float, float]:
+        """(accuracy, mean loss) with the model in eval mode (no dropout)."""
+        self.net.eval()
+        loss_sum, correct = 0.0, 0
+        for i in range(0, len(x), EVAL_CHUNK):
+            chunk_loss, chunk_correct = self.eval_chunk(x[i : i + EVAL_CHUNK], y[i : i + EVAL_CHUNK])
+            loss_sum += float(chunk_loss)
+            correct += int(chunk_correct)
+        self.net.train()
+        return correct / len(x), loss_sum / len(x)
 
-        val_acc = accuracy(data["x_val"], data["y_val"])
-        test_acc = accuracy(data["x_test"], data["y_test"])
-        log(f"validation accuracy {val_acc:.4f}, test accuracy {test_acc:.4f}")
+    def timed_evaluation(self) -> tuple[float, float, float]:
+        """Validation accuracy and loss between two synchronisations, with
+        the seconds it took (recorded to show that it is not in the clock)."""
+        tfdevice.sync(self.tf)
+        t0 = time.perf_counter()
+        acc, loss = self.evaluate(self.data["x_val"], self.data["y_val"])
+        tfdevice.sync(self.tf)
+        return acc, loss, time.perf_counter() - t0
 
-        # Per-step jitter, after the timed epochs so it cannot bias them:
-        # every step synchronised like the epoch clock.
-        net.train()
-        step_ms = []
-        batches = epoch_batches()
-        for _ in range(min(spec.step_samples, steps)):
-            xb, yb = next(batches)
-            tfdevice.sync(tf)
-            t0 = time.perf_counter()
-            train_step(xb, yb)
-            tfdevice.sync(tf)
-            step_ms.append((time.perf_counter() - t0) * 1e3)
+    # -- after the timed epochs ------------------------------------------------
+    def extra_measurements(self) -> dict:
+        """Per-step jitter and the host's cost of one call, after the timed
+        epochs so that they cannot bias them."""
+        k = min(self.spec.step_samples, self.steps)
+        if k < 2:
+            return {"step_ms": [], "host_overhead": None}
+        order = self.tf.reshape(self.tf.random.shuffle(self.indices)[: self.steps * self.spec.batch_size],
+                                [self.steps, self.spec.batch_size])  # fmt: skip
+        single = [self._synced(lambda i=i: self.train_calls(order, i, 1)) for i in range(k)]
+        loop = [self._synced(lambda: self.train_calls(order, 0, k)) / k for _ in range(OVERHEAD_LOOP_REPEATS)]
+        one_call, compiled = statistics.median(single), statistics.median(loop)
+        return {
+            "step_ms": [s * 1e3 for s in single],
+            "host_overhead": {
+                "per_call_s": one_call - compiled,
+                "one_call_step_s": one_call,
+                "compiled_step_s": compiled,
+                "share_of_one_call_step": (one_call - compiled) / one_call,
+                "method": (
+                    f"median of {k} synchronised one-step calls minus the median per-step time of "
+                    f"{OVERHEAD_LOOP_REPEATS} synchronised calls of {k} steps each (same compiled function)"
+                ),
+            },
+        }
 
-    steady = steady_state(epoch_s, spec.warmup_epochs)
+    def _synced(self, fn) -> float:
+        tfdevice.sync(self.tf)
+        t0 = time.perf_counter()
+        fn()
+        tfdevice.sync(self.tf)
+        return time.perf_counter() - t0
+
+
+def _record(spec: RunSpec, steps: int, epochs: dict, test_acc, test_loss, probe: dict, after: dict) -> dict:
+    bs = spec.batch_size
+    steady = steady_state(epochs["epoch_s"], spec.warmup_epochs)
     mean = statistics.fmean(steady)
     std = statistics.stdev(steady) if len(steady) > 1 else None
     flops_step = model.training_step_flops(bs)
+    per_call, calls = spec.calls_per_epoch(steps)
+    step_ms = after["step_ms"]
     return {
         "timing": {
             "clock": "time.perf_counter, device synchronised before each read",
-            "epoch_s": epoch_s,
+            "epoch_s": epochs["epoch_s"],
             "epoch_is_warmup": [i < spec.warmup_epochs for i in range(spec.epochs)],
-            "first_epoch_s": epoch_s[0],
+            "first_epoch_s": epochs["epoch_s"][0],
             "steady_epoch_mean_s": mean,
             "steady_epoch_std_s": std,
             "steady_epoch_cv": (std / mean) if std is not None else None,
             "samples_per_s": steps * bs / mean,
+            "epoch_eval_s": epochs["eval_s"],
             "step_ms": step_ms,
             "step_ms_median": statistics.median(step_ms) if step_ms else None,
         },
+        "loop": {
+            "steps_per_call": per_call,
+            "calls_per_epoch": calls,
+            "optimizer_steps_per_epoch": epochs["steps"],
+            "description": _loop_description(spec, per_call, calls),
+        },
+        "host_overhead": after["host_overhead"],
+        "device_rate_probe": probe,
+        "memory": epochs["memory"],
+        "energy": epochs["energy"],
         "optimizer": OPTIMIZER,
         "flops": {
             "per_step": flops_step,
@@ -261,9 +420,20 @@ def _train(tf, tl, device_name, spec: RunSpec, data, steps, setup, log) -> dict:
             "achieved_per_s": flops_step * steps / mean,
         },
         "quality": {
-            "epoch_loss": epoch_loss,
-            "final_train_loss": epoch_loss[-1],
-            "val_accuracy": val_acc,
+            "epoch_loss": epochs["loss"],
+            "epoch_val_accuracy": epochs["val_accuracy"],
+            "epoch_val_loss": epochs["val_loss"],
+            "final_train_loss": epochs["loss"][-1],
+            "val_accuracy": epochs["val_accuracy"][-1],
             "test_accuracy": test_acc,
+            "test_loss": test_loss,
         },
     }
+
+
+def _loop_description(spec: RunSpec, per_call: int, calls: int) -> str:
+    if spec.input_pipeline == "host":
+        return "one compiled call per step, each batch sliced in host memory and copied (as the original)"
+    if calls == 1:
+        return "the whole epoch in one compiled call (tf.range loop, batches gathered on the device)"
+    return f"{per_call} steps per compiled call, {calls} calls per epoch (batches gathered on the device)"

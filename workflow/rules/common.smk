@@ -1,5 +1,6 @@
 # Configuration validation, device resolution and input functions.
 import hashlib
+import random
 import sys
 from pathlib import Path
 
@@ -26,7 +27,14 @@ PACKAGE = Path(workflow.basedir) / "workflow" / "mnist_speedup"
 # The code whose change must rerun training: the trainer and what it calls.
 # Hashed into a param, so Snakemake's params trigger reruns exactly the
 # training jobs when it changes (and nothing when the README or plots do).
-TRAINING_CODE = ("trainer.py", "model.py", "tfdevice.py", "environment.py")
+TRAINING_CODE = (
+    "trainer.py",
+    "model.py",
+    "tfdevice.py",
+    "environment.py",
+    "calibrate.py",
+    "energy.py",
+)
 
 
 def code_digest(names):
@@ -43,9 +51,11 @@ CALIBRATION_CODE_DIGEST = code_digest(
 )
 # Likewise for the presentation stages: their package code, not just the
 # thin rule scripts that Snakemake's code trigger already covers.
-AGGREGATE_CODE_DIGEST = code_digest(("aggregate.py", "records.py", "stats.py"))
-FIGURE_CODE_DIGEST = code_digest(("figure.py", "stats.py"))
-REPORT_CODE_DIGEST = code_digest(("report.py",))
+AGGREGATE_CODE_DIGEST = code_digest(
+    ("aggregate.py", "records.py", "stats.py", "tta.py", "drift.py")
+)
+FIGURE_CODE_DIGEST = code_digest(("figure.py", "stats.py", "tta.py", "drift.py"))
+REPORT_CODE_DIGEST = code_digest(("report.py", "drift.py"))
 
 # Timing jobs must never overlap. The workflow profile (profiles/default)
 # caps the `timing_slot` resource at 1; without it, warn loudly. The
@@ -64,6 +74,36 @@ wildcard_constraints:
     device=device_info.LABEL_PATTERN,
     batch_size=r"[1-9][0-9]*",
     seed=r"[0-9]+",
+
+
+def block_order():
+    """The order of the training runs: randomised complete blocks. A block
+    is one (seed, batch size), seed-major so that a new seed appends its
+    blocks; every device runs once per block, in an order shuffled per
+    block with a fixed seed (reproducible). Returns {(device, bs, seed): position}."""
+    order = {}
+    for seed in config["seeds"]:
+        for batch_size in config["batch_sizes"]:
+            devices = sorted(DEVICES)
+            random.Random(f"block-{batch_size}-{seed}").shuffle(devices)
+            for device in devices:
+                order[(device, batch_size, seed)] = len(order)
+    return order
+
+
+BLOCK_ORDER = block_order()
+# Snakemake runs the ready job of highest priority first; with one
+# timing_slot, jobs run one at a time in exactly this order.
+CALIBRATION_PRIORITY = 2 * len(BLOCK_ORDER) + len(DEVICES) + 10
+
+
+def train_priority(wildcards):
+    key = (wildcards.device, int(wildcards.batch_size), int(wildcards.seed))
+    return 2 * len(BLOCK_ORDER) - BLOCK_ORDER.get(key, len(BLOCK_ORDER))
+
+
+def calibration_priority(wildcards):
+    return CALIBRATION_PRIORITY - sorted(DEVICES).index(wildcards.device)
 
 
 def run_files():
@@ -85,7 +125,7 @@ def expected_sha256(name):
 
 
 def device_spec(wildcards):
-    return dict(DEVICES[wildcards.device])
+    return training_spec(wildcards.device)
 
 
 def device_threads(wildcards):
@@ -103,11 +143,17 @@ def device_gpu_model(wildcards):
     return DEVICES[wildcards.device].get("model", "")
 
 
+def training_spec(label):
+    """The device spec as training sees it: without the price, which is
+    presentation only (changing it must not rerun training)."""
+    return {k: v for k, v in DEVICES[label].items() if k != "price_per_hour"}
+
+
 def training_params(wildcards):
     """Every hyperparameter of one run, so that changing any reruns it."""
     return {
         "device": wildcards.device,
-        "device_spec": dict(DEVICES[wildcards.device]),
+        "device_spec": training_spec(wildcards.device),
         "batch_size": int(wildcards.batch_size),
         "seed": int(wildcards.seed),
         "epochs": config["epochs"],
@@ -118,11 +164,23 @@ def training_params(wildcards):
         "deterministic": config["deterministic"],
         "train_samples": config["train_samples"],
         "step_samples": config["step_samples"],
+        "steps_per_call": config["steps_per_call"],
     }
 
 
-def figure_files():
-    return expand("results/figures/speedup.{ext}", ext=config["figure"]["formats"])
+def device_prices():
+    """price_per_hour by device label, where the config gives one."""
+    return {
+        label: spec["price_per_hour"]
+        for label, spec in DEVICES.items()
+        if "price_per_hour" in spec
+    }
+
+
+def figure_files(name):
+    return expand(
+        "results/figures/{name}.{ext}", name=name, ext=config["figure"]["formats"]
+    )
 
 
 def extra_result_files():
@@ -144,6 +202,8 @@ def final_outputs():
     return [
         "results/summary.csv",
         "results/speedup.csv",
+        "results/time_to_accuracy.csv",
         "results/report.md",
-        *figure_files(),
+        *figure_files("speedup"),
+        *figure_files("timeline"),
     ]

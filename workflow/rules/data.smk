@@ -12,6 +12,8 @@ rule download_mnist:
     localrule: True
     conda:
         "../../envs/workflow.yaml"
+    resources:
+        timing_slot=1,  # nothing runs beside a timing job
     params:
         sha256=lambda wildcards: expected_sha256(wildcards.name),
     script:
@@ -28,6 +30,8 @@ rule prepare_mnist:
     localrule: True
     conda:
         "../../envs/workflow.yaml"
+    resources:
+        timing_slot=1,  # nothing runs beside a timing job
     params:
         validation_size=config["validation_size"],
     script:

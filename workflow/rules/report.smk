@@ -19,14 +19,27 @@ rule aggregate:
             category="Tables",
             labels={"table": "speedup with 95% CI"},
         ),
+        time_to_accuracy=report(
+            "results/time_to_accuracy.csv",
+            caption="../report/time_to_accuracy.rst",
+            category="Tables",
+            labels={"table": "time to accuracy"},
+        ),
+        best="results/best_against_best.csv",
+        curves="results/curves.csv",
+        drift="results/drift.csv",
     log:
         "logs/aggregate.log",
     localrule: True
     conda:
         "../../envs/workflow.yaml"
+    resources:
+        timing_slot=1,  # nothing runs beside a timing job
     params:
         baseline=BASELINE,
         extra_runs=config["extra_runs"],
+        target_accuracy=config["target_accuracy"],
+        prices=device_prices(),
         code=AGGREGATE_CODE_DIGEST,
     script:
         "../scripts/aggregate.py"
@@ -36,10 +49,16 @@ rule figure:
     input:
         summary="results/summary.csv",
         speedup="results/speedup.csv",
+        curves="results/curves.csv",
     output:
-        report(
-            figure_files(),
+        speedup=report(
+            figure_files("speedup"),
             caption="../report/figure.rst",
+            category="Figure",
+        ),
+        timeline=report(
+            figure_files("timeline"),
+            caption="../report/timeline.rst",
             category="Figure",
         ),
     log:
@@ -47,9 +66,12 @@ rule figure:
     localrule: True
     conda:
         "../../envs/workflow.yaml"
+    resources:
+        timing_slot=1,  # nothing runs beside a timing job
     params:
         baseline=BASELINE,
         figure=config["figure"],
+        target=config["target_accuracy"],
         code=FIGURE_CODE_DIGEST,
     script:
         "../scripts/figure.py"
@@ -59,7 +81,11 @@ rule report_markdown:
     input:
         summary="results/summary.csv",
         speedup="results/speedup.csv",
-        figures=figure_files(),
+        time_to_accuracy="results/time_to_accuracy.csv",
+        best="results/best_against_best.csv",
+        drift="results/drift.csv",
+        figures=figure_files("speedup"),
+        timeline=figure_files("timeline"),
     output:
         "results/report.md",
     log:
@@ -67,6 +93,8 @@ rule report_markdown:
     localrule: True
     conda:
         "../../envs/workflow.yaml"
+    resources:
+        timing_slot=1,  # nothing runs beside a timing job
     params:
         baseline=BASELINE,
         config=report_config(),

@@ -9,6 +9,7 @@ rule train:
         "results/runs/{device}/bs{batch_size}/seed{seed}.json",
     log:
         "logs/train/{device}/bs{batch_size}/seed{seed}.log",
+    priority: train_priority
     conda:
         "../../envs/tensorflow.yaml"
     threads: device_threads
@@ -26,6 +27,7 @@ rule calibrate:
         "results/calibration/{device}.json",
     log:
         "logs/calibrate/{device}.log",
+    priority: calibration_priority
     conda:
         "../../envs/tensorflow.yaml"
     threads: device_threads

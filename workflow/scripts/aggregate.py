@@ -1,16 +1,30 @@
-"""Merge every run record into summary.csv and speedup.csv."""
+"""Merge every run record into the tidy tables of the report."""
 
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
-from mnist_speedup import aggregate
+from mnist_speedup import aggregate, atomic, drift, tta
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
-    summary = aggregate.load_runs(snakemake.input.runs, snakemake.params.extra_runs, snakemake.input.calibration)
-    baseline = aggregate.baseline_device(summary, snakemake.params.baseline)
-    speedup = aggregate.speedup_table(summary, baseline)
-    summary.to_csv(snakemake.output.summary, index=False)
-    speedup.to_csv(snakemake.output.speedup, index=False)
-    log(speedup[["batch_size", "device", "n", "speedup", "speedup_ci_low", "speedup_ci_high"]].to_string())
+    params, out = snakemake.params, snakemake.output
+    summary, curves = aggregate.load_runs(snakemake.input.runs, params.extra_runs, snakemake.input.calibration)
+    baseline = aggregate.baseline_device(summary, params.baseline)
+    aggregate.check_like_with_like(summary, baseline)
+    speedup = aggregate.speedup_table(summary, baseline, params.prices)
+    per_run = tta.per_run(curves, params.target_accuracy)
+    summary = summary.merge(per_run, on=["device", "batch_size", "seed"])
+    tta_table = tta.table(summary, per_run, baseline, params.target_accuracy, aggregate.paired_design, params.prices)
+    tables = {
+        out.summary: summary,
+        out.speedup: speedup,
+        out.time_to_accuracy: tta_table,
+        out.best: tta.best_against_best(tta_table, per_run, baseline),
+        out.curves: curves,
+        out.drift: drift.table(summary),
+    }
+    for path, table in tables.items():
+        atomic.write_text(path, table.to_csv(index=False))
+    log(speedup[["batch_size", "device", "n", "speedup", "speedup_ci_low", "speedup_ci_high", "ci_method"]].to_string())
+    log(tta_table[["batch_size", "device", "runs_reached", "tta_speedup", "tta_note"]].to_string())

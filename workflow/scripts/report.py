@@ -12,15 +12,23 @@ from mnist_speedup import aggregate, atomic, report
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
-    out = Path(snakemake.output[0])
-    summary = pd.read_csv(snakemake.input.summary)
-    speedup = pd.read_csv(snakemake.input.speedup)
-    baseline = aggregate.baseline_device(summary, snakemake.params.baseline)
+    inp, out = snakemake.input, Path(snakemake.output[0])
+    tables = report.Tables(
+        summary=pd.read_csv(inp.summary),
+        speedup=pd.read_csv(inp.speedup),
+        tta=pd.read_csv(inp.time_to_accuracy),
+        best=pd.read_csv(inp.best) if Path(inp.best).stat().st_size > 1 else pd.DataFrame(),
+        drift=pd.read_csv(inp.drift),
+    )
+    baseline = aggregate.baseline_device(tables.summary, snakemake.params.baseline)
     environments = {
         device: json.loads(Path(rows.path.iloc[0]).read_text())["environment"]
-        for device, rows in summary.groupby("device")
+        for device, rows in tables.summary.groupby("device")
     }
-    figures = [os.path.relpath(f, out.parent) for f in snakemake.input.figures]
-    text = report.render(summary, speedup, baseline, snakemake.params.config, figures, environments)
+    figures = {
+        "speedup": [os.path.relpath(f, out.parent) for f in inp.figures],
+        "timeline": [os.path.relpath(f, out.parent) for f in inp.timeline],
+    }
+    text = report.render(tables, baseline, snakemake.params.config, figures, environments)
     atomic.write_text(out, text)
     log(f"wrote {out}")

@@ -1,0 +1,142 @@
+"""Energy counters: NVML for GPUs, Linux RAPL (powercap) for CPUs.
+
+A meter is read just before and just after each timed epoch's clock, so
+that evaluation between epochs is not charged. Where no counter can be
+read, :func:`open_meter` returns ``(None, reason)`` and the record says why
+("RAPL not readable: permission denied", "NVML not installed", ...): the
+energy fields are then null, never 0.
+
+RAPL measures the whole CPU package (every process on it), not this
+process alone; NVML's counter is the whole GPU board.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+POWERCAP = Path("/sys/class/powercap")
+
+
+class EnergyUnavailable(RuntimeError):
+    """No energy counter can be read; the message is the reason."""
+
+
+class RaplMeter:
+    """Sum of the package-level RAPL zones (``intel-rapl:N``; their
+    sub-zones ``intel-rapl:N:M`` are parts of a package and not added)."""
+
+    source = "RAPL (Linux powercap), whole CPU package(s)"
+
+    def __init__(self, root: Path = POWERCAP):
+        root = Path(root)
+        if not root.is_dir():
+            raise EnergyUnavailable(f"RAPL not available: {root} does not exist (no powercap driver, or not Linux)")
+        self.zones = sorted(p for p in root.glob("intel-rapl:*") if p.name.count(":") == 1)
+        if not self.zones:
+            raise EnergyUnavailable(f"RAPL not available: {root} has no intel-rapl package zone")
+        self.ranges = [self._read(zone / "max_energy_range_uj") for zone in self.zones]
+        self.last = [self._read(zone / "energy_uj") for zone in self.zones]
+        self.total_j = 0.0
+
+    @staticmethod
+    def _read(path: Path) -> int:
+        try:
+            return int(path.read_text().strip())
+        except PermissionError:
+            raise EnergyUnavailable(
+                f"RAPL not readable: permission denied on {path} (root only since Linux 5.10)"
+            ) from None
+        except (OSError, ValueError) as exc:
+            raise EnergyUnavailable(f"RAPL not readable: {path}: {exc}") from None
+
+    def read(self) -> float:
+        """Joules since the meter was opened; a counter that wrapped past
+        ``max_energy_range_uj`` is unwrapped (read often enough that it
+        wraps at most once between reads)."""
+        for i, zone in enumerate(self.zones):
+            now = self._read(zone / "energy_uj")
+            delta = now - self.last[i]
+            if delta < 0:
+                delta += self.ranges[i] + 1
+            self.total_j += delta / 1e6
+            self.last[i] = now
+        return self.total_j
+
+
+class NvmlMeter:
+    """NVML's total energy counter of one GPU (Volta and newer), in mJ."""
+
+    source = "NVML total energy counter, whole GPU board"
+
+    def __init__(self, index: int):
+        try:
+            import pynvml
+        except ImportError:
+            raise EnergyUnavailable("NVML not installed (pip install nvidia-ml-py, part of the gpu extra)") from None
+        self.pynvml = pynvml
+        try:
+            pynvml.nvmlInit()
+            self.handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+            self.start_mj = pynvml.nvmlDeviceGetTotalEnergyConsumption(self.handle)
+        except pynvml.NVMLError as exc:
+            raise EnergyUnavailable(f"this GPU reports no energy counter (NVML: {exc})") from None
+
+    def read(self) -> float:
+        try:
+            now = self.pynvml.nvmlDeviceGetTotalEnergyConsumption(self.handle)
+        except self.pynvml.NVMLError as exc:
+            raise EnergyUnavailable(f"NVML energy counter failed during the run ({exc})") from None
+        return (now - self.start_mj) / 1e3
+
+
+def open_meter(spec: dict, powercap: Path = POWERCAP):
+    """``(meter, None)`` for the device of ``spec``, or ``(None, reason)``."""
+    try:
+        if spec["type"] == "gpu":
+            return NvmlMeter(spec["index"]), None
+        return RaplMeter(powercap), None
+    except EnergyUnavailable as exc:
+        return None, str(exc)
+
+
+class EpochEnergy:
+    """Joules of each steady-state epoch: the meter is read just before and
+    just after the epoch's clock. A counter that fails mid-run turns every
+    energy field null, with the reason."""
+
+    def __init__(self, spec: dict, powercap: Path = POWERCAP):
+        self.meter, self.reason = open_meter(spec, powercap)
+        self.joules: list[float] = []
+        self._before = None
+
+    def _read(self):
+        if self.meter is None:
+            return None
+        try:
+            return self.meter.read()
+        except EnergyUnavailable as exc:
+            self.meter, self.reason = None, str(exc)
+            return None
+
+    def start(self) -> None:
+        self._before = self._read()
+
+    def stop(self, steady: bool) -> None:
+        after = self._read()
+        if steady and self.meter is not None and self._before is not None:
+            self.joules.append(after - self._before)
+
+    def summary(self, steady_seconds: list[float]) -> dict:
+        """The record's ``energy`` section; every number null, with the
+        reason, when there is no meter."""
+        if self.meter is None or not self.joules:
+            return {"source": None, "reason": self.reason or "no steady-state epoch", "joules_per_epoch": None,
+                    "mean_watts": None, "epoch_joules": None}  # fmt: skip
+        total_j, total_s = sum(self.joules), sum(steady_seconds)
+        return {
+            "source": self.meter.source,
+            "reason": None,
+            "joules_per_epoch": total_j / len(self.joules),
+            "mean_watts": total_j / total_s if total_s > 0 else None,
+            "epoch_joules": self.joules,
+        }

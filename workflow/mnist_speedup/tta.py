@@ -1,0 +1,173 @@
+"""Time to accuracy: how much faster a device *trains* the model.
+
+A run's time to target is the sum of its epoch clocks, warm-up epochs
+included (they are real training from the initial weights, as in MLPerf),
+up to and including the first epoch whose validation accuracy is at or
+above ``target_accuracy``. Setup, tracing and evaluation are not in it.
+It is computed here, from the per-epoch accuracies that every run records,
+so that changing the target never reruns training.
+
+A device/batch-size pair where some run did not reach the target gets no
+speedup: averaging over the runs that happened to reach it would flatter
+the device.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from . import stats
+
+BEST_CAVEAT = (
+    "Each device's best batch size was chosen from these same runs, so this interval is optimistic "
+    "(selection is not accounted for)."
+)
+
+
+def time_to_target(epoch_s, val_accuracy, target: float) -> tuple[bool, int | None, float | None]:
+    """(reached, epochs to target, seconds to target) of one run."""
+    elapsed = 0.0
+    for epoch, (seconds, accuracy) in enumerate(zip(epoch_s, val_accuracy), start=1):
+        elapsed += seconds
+        if accuracy >= target:
+            return True, epoch, elapsed
+    return False, None, None
+
+
+def per_run(curves: pd.DataFrame, target: float) -> pd.DataFrame:
+    """One row per run: target_reached, epochs_to_target, time_to_target_s."""
+    rows = []
+    for (device, bs, seed), run in curves.groupby(["device", "batch_size", "seed"], sort=True):
+        run = run.sort_values("epoch")
+        reached, epochs, seconds = time_to_target(run.epoch_s, run.val_accuracy, target)
+        rows.append({"device": device, "batch_size": bs, "seed": seed, "target_reached": reached,
+                     "epochs_to_target": epochs, "time_to_target_s": seconds})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def censored_message(runs: pd.DataFrame, who: str, target: float, epochs: int) -> str:
+    missed = int((~runs.target_reached).sum())
+    return (
+        f"{missed} of {len(runs)} runs of {who} did not reach {target:.0%} in {epochs} epochs: "
+        "add epochs or lower target_accuracy"
+    )
+
+
+def _tta_ratio(base: pd.DataFrame, runs: pd.DataFrame, paired: bool, target: float, epochs: int) -> stats.Ratio:
+    for who, group in (("the baseline", base), ("this device", runs)):
+        if group.empty:
+            return stats.Ratio(math.nan, math.nan, math.nan, math.nan, stats.CI_METHOD, stats.NO_BASELINE)
+        if not group.target_reached.all():
+            return stats.Ratio(math.nan, math.nan, math.nan, math.nan, stats.CI_METHOD,
+                               censored_message(group, who, target, epochs))  # fmt: skip
+    if paired:
+        return stats.paired_fieller_ratio(
+            base.sort_values("seed").time_to_target_s, runs.sort_values("seed").time_to_target_s
+        )
+    return stats.fieller_ratio(base.time_to_target_s, runs.time_to_target_s)
+
+
+def _row(bs, device, runs: pd.DataFrame, base: pd.DataFrame, r: stats.Ratio) -> dict:
+    reached = runs[runs.target_reached]
+    return {
+        "batch_size": bs,
+        "device": device,
+        "runs": len(runs),
+        "runs_reached": len(reached),
+        "time_to_target_s_mean": reached.time_to_target_s.mean() if runs.target_reached.all() else math.nan,
+        "time_to_target_s_std": reached.time_to_target_s.std(ddof=1) if runs.target_reached.all() else math.nan,
+        "epochs_to_target_mean": reached.epochs_to_target.mean() if runs.target_reached.all() else math.nan,
+        "tta_speedup": r.estimate,
+        "tta_speedup_ci_low": r.low,
+        "tta_speedup_ci_high": r.high,
+        "tta_ci_method": r.method,
+        "tta_note": r.reason,
+    }
+
+
+def table(
+    summary: pd.DataFrame, runs: pd.DataFrame, baseline: str, target: float, paired_design, prices: dict | None = None
+) -> pd.DataFrame:
+    """Per batch size and device: runs that reached the target, mean/SD of
+    time to target, mean epochs to it, the speedup over the baseline at the
+    same batch size, and each device's best batch size marked."""
+    prices = prices or {}
+    info = summary[["device", "batch_size", "seed", "machine_key", "origin", "device_label", "epochs"]]
+    runs = runs.merge(info, on=["device", "batch_size", "seed"])
+    out = []
+    for bs, at_bs in runs.groupby("batch_size", sort=True):
+        base = at_bs[at_bs.device == baseline]
+        for device, group in at_bs.groupby("device", sort=True):
+            epochs = int(group.epochs.iloc[0])
+            if device == baseline:
+                r = stats.Ratio(1.0, 1.0, 1.0, math.inf, "the baseline itself")
+                if not group.target_reached.all():
+                    r = _tta_ratio(group, group, False, target, epochs)
+            else:
+                r = _tta_ratio(base, group, paired_design(base, group), target, epochs)
+            row = _row(bs, device, group, base, r)
+            base_price = prices.get(base.device_label.iloc[0]) if len(base) else None
+            row |= cost(row["time_to_target_s_mean"], r, prices.get(group.device_label.iloc[0]), base_price,
+                        "cost_to_target")  # fmt: skip
+            out.append(row)
+    df = pd.DataFrame(out)
+    df["best_batch_size"] = False
+    for _, rows in df.groupby("device"):
+        finite = rows.dropna(subset=["time_to_target_s_mean"])
+        if not finite.empty:
+            df.loc[finite.time_to_target_s_mean.idxmin(), "best_batch_size"] = True
+    return df
+
+
+def best_against_best(table_df: pd.DataFrame, runs: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """Each device at its own best batch size against the baseline at its
+    own best batch size (unpaired: the batch sizes differ)."""
+    best = table_df[table_df.best_batch_size].set_index("device")
+    if baseline not in best.index:
+        return pd.DataFrame()
+    base_bs = best.loc[baseline, "batch_size"]
+    base_runs = runs[(runs.device == baseline) & (runs.batch_size == base_bs)]
+    out = []
+    for device, row in best.iterrows():
+        if device == baseline:
+            continue
+        dev_runs = runs[(runs.device == device) & (runs.batch_size == row.batch_size)]
+        r = stats.fieller_ratio(base_runs.time_to_target_s, dev_runs.time_to_target_s)
+        out.append({"device": device, "device_batch_size": row.batch_size, "baseline_batch_size": base_bs,
+                    "time_to_target_s_mean": row.time_to_target_s_mean,
+                    "baseline_time_to_target_s_mean": best.loc[baseline, "time_to_target_s_mean"],
+                    "tta_speedup": r.estimate, "tta_speedup_ci_low": r.low, "tta_speedup_ci_high": r.high,
+                    "tta_ci_method": r.method, "tta_note": r.reason})  # fmt: skip
+    return pd.DataFrame(out)
+
+
+# ------------------------------------------------------------ cost
+
+
+def cost(seconds: float, r: stats.Ratio, price: float | None, base_price: float | None, name: str) -> dict:
+    """``name`` (the cost of ``seconds`` at ``price`` per hour) and the cost
+    ratio (baseline cost / device cost): the time ratio's interval times the
+    constant price ratio, not re-derived. NaN where a price is missing."""
+    if price is None or base_price is None:
+        return {name: math.nan, "cost_ratio": math.nan, "cost_ratio_ci_low": math.nan, "cost_ratio_ci_high": math.nan}
+    c = r.scaled(base_price / price)
+    return {name: seconds / 3600 * price, "cost_ratio": c.estimate, "cost_ratio_ci_low": c.low,
+            "cost_ratio_ci_high": c.high}  # fmt: skip
+
+
+def mean_curves(curves: pd.DataFrame) -> pd.DataFrame:
+    """Per device, batch size and epoch: mean cumulative time and the mean
+    validation accuracy with its 95% t-interval over seeds."""
+    rows = []
+    for (device, bs, epoch), g in curves.groupby(["device", "batch_size", "epoch"], sort=True):
+        lo, hi = stats.mean_ci(g.val_accuracy)
+        rows.append({"device": device, "batch_size": bs, "epoch": epoch, "cumulative_s": g.cumulative_s.mean(),
+                     "val_accuracy": g.val_accuracy.mean(), "ci_low": lo, "ci_high": hi, "n": len(g)})  # fmt: skip
+    out = pd.DataFrame(rows)
+    if not out.empty:
+        out["ci_low"] = np.where(out.ci_low.isna(), out.val_accuracy, out.ci_low)
+        out["ci_high"] = np.where(out.ci_high.isna(), out.val_accuracy, out.ci_high)
+    return out
