@@ -51,6 +51,21 @@ def with_(**changes):
         (with_(mirrors=["ftp://example.org/mnist"]), "mirrors", "unsupported scheme 'ftp'"),
         (with_(extra_runs=["/no/such/folder"]), "extra_runs", "is not a readable directory"),
         (with_(mnist_sha256={"train-images": "0" * 64}), "mnist_sha256", "unknown file names"),
+        (with_(input_pipeline="host", steps_per_call="epoch"), "steps_per_call", "with input_pipeline: host"),
+        (with_(input_pipeline="host", steps_per_call=7), "steps_per_call", "with input_pipeline: host"),
+        (with_(steps_per_call=0), "steps_per_call", "0 is not a positive whole number"),
+        (with_(target_accuracy=1.5), "target_accuracy", "1.5 is not a validation accuracy in (0, 1]"),
+        (with_(target_accuracy=0), "target_accuracy", "0 is not a validation accuracy"),
+        (
+            with_(devices={"cpu": {"type": "cpu", "threads": 1, "price_per_hour": 0}}),
+            "devices.cpu.price_per_hour",
+            "0 is not a positive price",
+        ),
+        (
+            with_(devices={"cpu": {"type": "cpu", "threads": 1, "price_per_hour": -2.5}}),
+            "devices.cpu.price_per_hour",
+            "-2.5 is not a positive price",
+        ),
     ],
 )
 def test_each_problem_is_named_with_its_key_and_fix(config, key, fragment):

@@ -17,6 +17,14 @@ def pyproject_pins() -> dict[str, str]:
     return pins
 
 
+def pyproject_extra_pins(extra: str) -> dict[str, str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return {
+        m.group(1).lower(): m.group(2)
+        for m in (re.match(r"^([A-Za-z0-9_.\-\[\]]+)==([^;\s]+)", d) for d in project["optional-dependencies"][extra])
+    }
+
+
 def env_pins(path) -> tuple[dict, dict[str, str]]:
     env = yaml.safe_load(path.read_text())
     pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
@@ -25,9 +33,10 @@ def env_pins(path) -> tuple[dict, dict[str, str]]:
 
 def test_envs_parse_and_agree_with_pyproject():
     pins = pyproject_pins()
-    pins["tensorflow"] = pins["tensorflow-cpu"]  # the conda envs take the full build (CPU and GPU)
+    pins["tensorflow[and-cuda]"] = pins["tensorflow"]  # the GPU env: the same distribution with its CUDA wheels
+    pins["nvidia-ml-py"] = pyproject_extra_pins("gpu")["nvidia-ml-py"]
     envs = sorted((ROOT / "envs").glob("*.yaml"))
-    assert {p.name for p in envs} == {"workflow.yaml", "tensorflow.yaml"}
+    assert {p.name for p in envs} == {"workflow.yaml", "tensorflow.yaml", "tensorflow-gpu.yaml"}
     for path in envs:
         env, pinned = env_pins(path)
         assert "python=3.11" in env["dependencies"], path

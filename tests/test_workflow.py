@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
     """A workflow copy after one complete run of the tiny config."""
-    workdir, cfg, config = synthetic_workdir(tmp_path_factory.mktemp("e2e"))
+    workdir, cfg, config = synthetic_workdir(tmp_path_factory.mktemp("e2e"), seeds=[1, 2, 3], target_accuracy=0.5)
     proc = snakemake(workdir, "--cores", "2", "--configfile", str(cfg))
     return workdir, cfg, config, proc
 
@@ -47,9 +47,10 @@ def test_dry_run_plans_devices_x_batch_sizes_x_seeds(tmp_path, mirror):
 def test_every_output_exists_and_agrees(finished):
     workdir, _, config, _ = finished
     runs = sorted((workdir / "results" / "runs").glob("*/bs*/seed*.json"))
-    assert len(runs) == 2 * 1 * 2
-    for ext in ("pdf", "png"):
-        assert (workdir / "results" / "figures" / f"speedup.{ext}").stat().st_size > 10_000
+    assert len(runs) == 2 * 1 * 3
+    for name in ("speedup", "timeline"):
+        for ext in ("pdf", "png"):
+            assert (workdir / "results" / "figures" / f"{name}.{ext}").stat().st_size > 10_000
     summary = pd.read_csv(workdir / "results" / "summary.csv")
     speedup = pd.read_csv(workdir / "results" / "speedup.csv")
     report = (workdir / "results" / "report.md").read_text()
@@ -65,17 +66,63 @@ def test_every_output_exists_and_agrees(finished):
         assert len(record["timing"]["epoch_s"]) == config["epochs"]
         assert record["timing"]["epoch_is_warmup"] == [True, False]
         assert record["samples_per_epoch"] == 1000  # 1200 - 200 validation, batch 100
+        assert record["loop"]["optimizer_steps_per_epoch"] == [10, 10] and record["loop"]["calls_per_epoch"] == 1
+        assert len(record["quality"]["epoch_val_accuracy"]) == 2
+        assert record["energy"]["joules_per_epoch"] is None and record["energy"]["reason"]
+        assert record["memory"]["host_peak_rss_bytes"] > 100 * 2**20
+        assert row.time_to_target_s == pytest.approx(sum(record["timing"]["epoch_s"][: int(row.epochs_to_target)]))
+        first = next(i for i, a in enumerate(record["quality"]["epoch_val_accuracy"]) if a >= 0.5)
+        assert row.epochs_to_target == first + 1 and row.target_reached
     cpu1 = speedup[speedup.device == "cpu1"].iloc[0]
     base = summary[summary.device == "cpu"].steady_epoch_mean_s.mean()
     dev = summary[summary.device == "cpu1"].steady_epoch_mean_s.mean()
     assert cpu1.speedup == pytest.approx(base / dev)
-    assert cpu1.n == 2 and "Fieller" in cpu1.ci_method
+    assert cpu1.n == 3 and "paired" in cpu1.ci_method
     assert cpu1.speedup_ci_low < cpu1.speedup < cpu1.speedup_ci_high
     assert f"{cpu1.speedup:.2f}×" in report
+    tta = pd.read_csv(workdir / "results" / "time_to_accuracy.csv").set_index("device")
+    cpu_runs = summary[summary.device == "cpu"]
+    assert tta.loc["cpu", "time_to_target_s_mean"] == pytest.approx(cpu_runs.time_to_target_s.mean())
+    assert tta.loc["cpu1", "runs_reached"] == 3
+    assert "## Time to accuracy (50% validation accuracy)" in report and "## Drift check" in report
+    assert "reached 50% validation accuracy" in report and "cpu1 (1 thread)" in report
+    assert "figures/timeline.png" in report and "**Figure 1.**" in report
     assert "No GPU was found" not in report  # devices were named, not auto
     assert "figures/speedup.png" in report
     log = (workdir / "logs" / "train" / "cpu" / "bs100" / "seed1.log").read_text()
+    assert "validation accuracy" in log
     assert "epoch 1/2 (warm-up)" in log and "epoch 2/2 (steady)" in log
+
+
+def test_runs_in_randomised_blocks(finished):
+    """Read from the records' start times: each consecutive pair of runs (2
+    devices) is one block holding both devices; the in-block order varies."""
+    workdir = finished[0]
+    records = [json.loads(p.read_text()) for p in (workdir / "results" / "runs").rglob("seed*.json")]
+    records.sort(key=lambda r: r["started_at"])
+    blocks = [records[i : i + 2] for i in range(0, len(records), 2)]
+    assert [sorted(r["device"] for r in b) for b in blocks] == [["cpu", "cpu1"]] * 3
+    assert [b[0]["seed"] for b in blocks] == [1, 2, 3] and all(len({r["seed"] for r in b}) == 1 for b in blocks)
+    assert len({tuple(r["device"] for r in b) for b in blocks}) > 1  # not the same order in every block
+    calibrations = [json.loads(p.read_text()) for p in (workdir / "results" / "calibration").glob("*.json")]
+    assert max(c["finished_at"] for c in calibrations) <= records[0]["started_at"]
+
+
+def test_no_job_runs_beside_another(finished):
+    """Snakemake's own log: every job start is followed by its finish before
+    the next job starts (timing jobs never share the machine)."""
+    workdir = finished[0]
+    log = sorted((workdir / ".snakemake" / "log").glob("*.snakemake.log"))[0].read_text().splitlines()
+    running, started = 0, []
+    for line in log:
+        if line.startswith(("rule ", "localrule ")) and line.endswith(":"):
+            running += 1
+            started.append(line.split()[1].rstrip(":"))
+            assert running == 1, f"{started[-1]} started while another job ran"
+        elif line.startswith("Finished jobid"):
+            running -= 1
+    assert started.count("train") == 6 and started.count("calibrate") == 2
+    assert max(i for i, r in enumerate(started) if r == "calibrate") < started.index("train")
 
 
 def test_synthetic_digits_are_learnt(finished):
@@ -115,7 +162,7 @@ def test_second_run_does_nothing(finished):
 
 def test_new_seed_schedules_only_its_runs(finished):
     workdir, _, config, _ = finished
-    jobs = plan(workdir, {**config, "seeds": [1, 2, 3]})
+    jobs = plan(workdir, {**config, "seeds": [1, 2, 3, 4]})
     assert jobs == {"train": 2, **dict.fromkeys(PRESENTATION, 1)}  # 2 devices x 1 new seed
 
 
@@ -123,21 +170,35 @@ def test_new_batch_size_schedules_its_runs_and_calibration(finished):
     workdir, _, config, _ = finished
     jobs = plan(workdir, {**config, "batch_sizes": [100, 50]})
     # calibration covers every configured batch size, so each device's reruns
-    assert jobs == {"train": 2 * 2, "calibrate": 2, **dict.fromkeys(PRESENTATION, 1)}
+    assert jobs == {"train": 2 * 3, "calibrate": 2, **dict.fromkeys(PRESENTATION, 1)}
 
 
-@pytest.mark.parametrize("change", [{"epochs": 3}, {"learning_rate": 1e-3}, {"input_pipeline": "host"}])
+@pytest.mark.parametrize(
+    "change",
+    [{"epochs": 3}, {"learning_rate": 1e-3}, {"input_pipeline": "host", "steps_per_call": 1}, {"steps_per_call": 7}],
+)
 def test_hyperparameters_rerun_training(finished, change):
     workdir, _, config, _ = finished
     jobs = plan(workdir, {**config, **change})
-    assert jobs["train"] == 4 and "calibrate" not in jobs and "download_mnist" not in jobs
+    assert jobs["train"] == 6 and "calibrate" not in jobs and "download_mnist" not in jobs
+
+
+def test_target_accuracy_reruns_only_aggregation_and_after(finished):
+    workdir, _, config, _ = finished
+    assert plan(workdir, {**config, "target_accuracy": 0.8}) == dict.fromkeys(PRESENTATION, 1)
+
+
+def test_prices_rerun_no_training(finished):
+    workdir, _, config, _ = finished
+    devices = {k: {**v, "price_per_hour": 1.5} for k, v in config["devices"].items()}
+    assert plan(workdir, {**config, "devices": devices, "currency": "EUR"}) == dict.fromkeys(PRESENTATION, 1)
 
 
 def test_training_code_reruns_training_only_there(finished):
     workdir, _, config, _ = finished
     with edited(workdir / "workflow" / "mnist_speedup" / "trainer.py"):
         jobs = plan(workdir, config)
-    assert jobs == {"train": 4, **dict.fromkeys(PRESENTATION, 1)}
+    assert jobs == {"train": 6, **dict.fromkeys(PRESENTATION, 1)}
 
 
 @pytest.mark.parametrize(
@@ -185,6 +246,7 @@ def test_runs_from_another_machine_join_the_report(finished, tmp_path):
         for src in (workdir / "results" / sub).rglob("*.json"):
             record = json.loads(src.read_text())
             record["environment"]["hostname"] = "lab-gpu-box"
+            record["environment"]["machine_id"] = "another-machine"
             dest = other / sub / src.relative_to(workdir / "results" / sub)
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_text(json.dumps(record))

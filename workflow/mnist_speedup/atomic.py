@@ -1,13 +1,30 @@
 """Atomic output: write to a hidden temporary file beside the target, then
 rename it into place, so that no reader (and no rerun) ever sees a
-half-written result, whatever interrupts the writer."""
+half-written result, whatever interrupts the writer. The file gets the
+mode a plain ``open()`` would give it (0666 less the umask), not
+``mkstemp``'s private 0600, so that colleagues can read the results.
+A temporary file left by a killed writer (``kill -9``) is removed by the
+next write of the same target."""
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import tempfile
 from pathlib import Path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def leftovers(dest) -> list[Path]:
+    """Temporary files of earlier, killed writes of ``dest``."""
+    dest = Path(dest)
+    return sorted(dest.parent.glob(f".{glob.escape(dest.name)}.*.part")) if dest.parent.is_dir() else []
 
 
 @contextlib.contextmanager
@@ -16,10 +33,13 @@ def replacing(dest):
     rename it to ``dest``; on any failure (signals included) remove it."""
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
+    for stale in leftovers(dest):
+        stale.unlink(missing_ok=True)
     fd, tmp = tempfile.mkstemp(prefix="." + dest.name + ".", suffix=".part", dir=dest.parent)
     os.close(fd)
     try:
         yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, dest)

@@ -85,7 +85,7 @@ def block_order():
     for seed in config["seeds"]:
         for batch_size in config["batch_sizes"]:
             devices = sorted(DEVICES)
-            random.Random(f"block-{batch_size}-{seed}").shuffle(devices)
+            random.Random(f"block {seed} {batch_size}").shuffle(devices)
             for device in devices:
                 order[(device, batch_size, seed)] = len(order)
     return order
@@ -126,6 +126,13 @@ def expected_sha256(name):
 
 def device_spec(wildcards):
     return training_spec(wildcards.device)
+
+
+def tensorflow_env(wildcards):
+    """The conda environment of a timing job: the CUDA build on a GPU."""
+    if DEVICES[wildcards.device]["type"] == "gpu":
+        return "../../envs/tensorflow-gpu.yaml"
+    return "../../envs/tensorflow.yaml"
 
 
 def device_threads(wildcards):

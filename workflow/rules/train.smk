@@ -11,7 +11,7 @@ rule train:
         "logs/train/{device}/bs{batch_size}/seed{seed}.log",
     priority: train_priority
     conda:
-        "../../envs/tensorflow.yaml"
+        tensorflow_env
     threads: device_threads
     resources:
         timing_slot=1,
@@ -29,7 +29,7 @@ rule calibrate:
         "logs/calibrate/{device}.log",
     priority: calibration_priority
     conda:
-        "../../envs/tensorflow.yaml"
+        tensorflow_env
     threads: device_threads
     resources:
         timing_slot=1,

@@ -1,0 +1,145 @@
+"""Energy and memory readers with stand-ins: a fake powercap tree, a fake
+pynvml module, a stubbed GPU memory query. None needs real hardware."""
+
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from mnist_speedup import energy, tfdevice
+
+
+def zone(root: Path, name: str, energy_uj: int, max_uj: int = 262_143_328_850) -> Path:
+    z = root / name
+    z.mkdir(parents=True)
+    (z / "energy_uj").write_text(f"{energy_uj}\n")
+    (z / "max_energy_range_uj").write_text(f"{max_uj}\n")
+    return z
+
+
+def test_rapl_sums_packages_not_their_subzones(tmp_path):
+    p0 = zone(tmp_path, "intel-rapl:0", 1_000_000)
+    p1 = zone(tmp_path, "intel-rapl:1", 5_000_000)
+    sub = zone(tmp_path, "intel-rapl:0:0", 0)  # a part of package 0: never added
+    meter = energy.RaplMeter(tmp_path)
+    (p0 / "energy_uj").write_text("3000000")
+    (p1 / "energy_uj").write_text("5500000")
+    (sub / "energy_uj").write_text("999999999")
+    assert meter.read() == pytest.approx(2.5)  # (2.0 + 0.5) J
+
+
+def test_rapl_unwraps_a_counter_that_wrapped(tmp_path):
+    z = zone(tmp_path, "intel-rapl:0", 999_000, max_uj=1_000_000)
+    meter = energy.RaplMeter(tmp_path)
+    (z / "energy_uj").write_text("500")  # wrapped past 1,000,000
+    assert meter.read() == pytest.approx((1_000_000 - 999_000 + 1 + 500) / 1e6)
+
+
+def test_rapl_unreadable_gives_the_reason_never_zero(tmp_path, monkeypatch):
+    zone(tmp_path, "intel-rapl:0", 1)
+    real = Path.read_text
+
+    def denied(self, *a, **k):
+        if self.name == "energy_uj":
+            raise PermissionError(13, "Permission denied")
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Path, "read_text", denied)
+    meter, reason = energy.open_meter({"type": "cpu", "threads": 1}, powercap=tmp_path)
+    assert meter is None and "RAPL not readable: permission denied" in reason
+    summary = energy.EpochEnergy({"type": "cpu", "threads": 1}, powercap=tmp_path).summary([1.0])
+    assert (
+        summary["joules_per_epoch"] is None
+        and summary["mean_watts"] is None
+        and "permission denied" in summary["reason"]
+    )
+
+
+def test_no_powercap_tree(tmp_path):
+    meter, reason = energy.open_meter({"type": "cpu", "threads": 1}, powercap=tmp_path / "absent")
+    assert meter is None and "RAPL not available" in reason
+
+
+def test_epoch_energy_counts_only_steady_epochs(tmp_path):
+    z = zone(tmp_path, "intel-rapl:0", 0)
+    e = energy.EpochEnergy({"type": "cpu", "threads": 1}, powercap=tmp_path)
+    for steady, (before, after) in (
+        (False, (0, 5_000_000)),
+        (True, (5_000_000, 7_000_000)),
+        (True, (7_000_000, 10_000_000)),
+    ):
+        (z / "energy_uj").write_text(str(before))
+        e.start()
+        (z / "energy_uj").write_text(str(after))
+        e.stop(steady)
+    s = e.summary([1.0, 2.0])
+    assert s["epoch_joules"] == pytest.approx([2.0, 3.0])
+    assert s["joules_per_epoch"] == pytest.approx(2.5) and s["mean_watts"] == pytest.approx(5.0 / 3.0)
+    assert "whole CPU package" in s["source"]
+
+
+class FakeNVMLError(Exception):
+    pass
+
+
+def fake_pynvml(counter_mj, fail_on=None):
+    mod = types.ModuleType("pynvml")
+    mod.NVMLError = FakeNVMLError
+    state = {"mj": counter_mj}
+
+    def check(name):
+        if fail_on == name:
+            raise FakeNVMLError("Not Supported")
+
+    mod.nvmlInit = lambda: check("init")
+    mod.nvmlDeviceGetHandleByIndex = lambda i: (check("handle"), f"gpu{i}")[1]
+    mod.nvmlDeviceGetTotalEnergyConsumption = lambda h: (check("energy"), state["mj"])[1]
+    return mod, state
+
+
+def test_nvml_reads_the_energy_counter(monkeypatch):
+    mod, state = fake_pynvml(10_000)
+    monkeypatch.setitem(sys.modules, "pynvml", mod)
+    e = energy.EpochEnergy({"type": "gpu", "index": 0})
+    e.start()
+    state["mj"] += 150_000  # 150 J
+    e.stop(True)
+    s = e.summary([0.5])
+    assert s["joules_per_epoch"] == pytest.approx(150.0) and s["mean_watts"] == pytest.approx(300.0)
+    assert "NVML" in s["source"]
+
+
+def test_nvml_missing(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # import fails
+    meter, reason = energy.open_meter({"type": "gpu", "index": 0})
+    assert meter is None and reason.startswith("NVML not installed")
+
+
+def test_nvml_without_energy_counter(monkeypatch):
+    mod, _ = fake_pynvml(0, fail_on="energy")
+    monkeypatch.setitem(sys.modules, "pynvml", mod)
+    meter, reason = energy.open_meter({"type": "gpu", "index": 0})
+    assert meter is None and "this GPU reports no energy counter" in reason
+
+
+def fake_tf(peak=None, fail=False):
+    def reset(device):
+        if fail:
+            raise ValueError("no such device")
+
+    experimental = types.SimpleNamespace(
+        reset_memory_stats=reset, get_memory_info=lambda device: {"current": 1, "peak": peak}
+    )
+    return types.SimpleNamespace(config=types.SimpleNamespace(experimental=experimental))
+
+
+def test_gpu_memory_peak_with_a_stubbed_query():
+    assert tfdevice.GpuMemory(fake_tf(peak=123_456_789), "/GPU:0").peak() == {
+        "gpu_peak_bytes": 123_456_789,
+        "gpu_reason": None,
+    }
+    cpu = tfdevice.GpuMemory(fake_tf(), "/CPU:0").peak()
+    assert cpu == {"gpu_peak_bytes": None, "gpu_reason": "not a GPU run"}
+    broken = tfdevice.GpuMemory(fake_tf(fail=True), "/GPU:0").peak()
+    assert broken["gpu_peak_bytes"] is None and "unavailable" in broken["gpu_reason"]

@@ -1,0 +1,73 @@
+"""Every install the README gives ends with exactly one TensorFlow
+distribution: checked offline from pyproject.toml's requirements and
+markers, and (opt-in, needs the package index) by pip's own resolver."""
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from conftest import ROOT
+
+TENSORFLOWS = {"tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel", "tensorflow-macos"}
+PLATFORMS = {
+    "linux x86_64": {"sys_platform": "linux", "platform_machine": "x86_64", "platform_system": "Linux"},
+    "linux aarch64": {"sys_platform": "linux", "platform_machine": "aarch64", "platform_system": "Linux"},
+    "macOS arm64": {"sys_platform": "darwin", "platform_machine": "arm64", "platform_system": "Darwin"},
+    "windows": {"sys_platform": "win32", "platform_machine": "AMD64", "platform_system": "Windows"},
+}
+#: the installs the README gives: `pip install -e .` and `pip install -e '.[gpu]'` (dev/slurm add no TF)
+VARIANTS = {"default": (), "gpu": ("gpu",), "tests": ("dev",), "slurm": ("slurm",)}
+
+
+def requirements(extras) -> list[Requirement]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    reqs = [Requirement(r) for r in project["dependencies"]]
+    for extra in extras:
+        reqs += [Requirement(r) for r in project["optional-dependencies"][extra]]
+    return reqs
+
+
+def tensorflow_distributions(extras, platform: dict) -> set[str]:
+    env = {"python_version": "3.11", "python_full_version": "3.11.7", "implementation_name": "cpython",
+           "platform_python_implementation": "CPython", "os_name": "posix", **platform}  # fmt: skip
+    names = set()
+    for req in requirements(extras):
+        for extra in [""] + sorted(extras):
+            if req.marker is None or req.marker.evaluate({**env, "extra": extra}):
+                names.add(canonicalize_name(req.name))
+    return names & TENSORFLOWS
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_each_install_has_exactly_one_tensorflow(variant, platform):
+    assert tensorflow_distributions(VARIANTS[variant], PLATFORMS[platform]) == {"tensorflow"}
+
+
+def test_gpu_extra_brings_cuda_and_nvml_on_linux_x86_64():
+    reqs = requirements(("gpu",))
+    linux = {**PLATFORMS["linux x86_64"], "python_version": "3.11", "extra": "gpu"}
+    cuda = [r for r in reqs if canonicalize_name(r.name) == "tensorflow" and "and-cuda" in r.extras]
+    assert cuda and all(r.marker is None or r.marker.evaluate(linux) for r in cuda)
+    assert "nvidia-ml-py" in {canonicalize_name(r.name) for r in reqs}
+
+
+@pytest.mark.skipif(not os.environ.get("MNIST_SPEEDUP_PIP_RESOLVE"), reason="opt-in: needs the package index")
+@pytest.mark.parametrize("extra", ["", "[gpu]"])
+def test_pip_resolves_one_tensorflow(tmp_path, extra):
+    report = tmp_path / "report.json"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet", "--report",
+         str(report), "-e", f".{extra}"],
+        cwd=ROOT, check=True, timeout=900,
+    )  # fmt: skip
+    names = {canonicalize_name(i["metadata"]["name"]) for i in json.loads(report.read_text())["install"]}
+    assert names & TENSORFLOWS == {"tensorflow"}
+    if extra:
+        assert any(n.startswith("nvidia-cudnn") for n in names) and "nvidia-ml-py" in names

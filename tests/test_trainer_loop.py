@@ -1,0 +1,80 @@
+"""The compiled training loop: exactly steps_per_epoch optimizer steps per
+epoch whatever steps_per_call is, comparable accuracy, and a host-overhead
+measurement that makes sense. One worker process, as a training job."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, synthetic_mnist
+from mnist_speedup import mnist
+
+pytestmark = pytest.mark.slow
+
+WORKER = textwrap.dedent(
+    """
+    import json, sys
+    sys.path.insert(0, {pkg!r})
+    from mnist_speedup import tfdevice, trainer
+    tf, tl, device, gpu = tfdevice.open_device({{"type": "cpu", "threads": 2}})
+    data = trainer.load_data({npz!r})
+    out = {{}}
+    for per_call in (1, 7, "epoch"):
+        spec = trainer.RunSpec(device="cpu", device_spec={{"type": "cpu", "threads": 2}}, batch_size=40, seed=3,
+                               epochs=3, step_samples=12, steps_per_call=per_call)
+        tf.keras.utils.set_random_seed(spec.seed)
+        steps = len(data["x_train"]) // spec.batch_size
+        out[str(per_call)] = trainer._train(tf, tl, device, spec, data, steps, {{}}, log=lambda *a: None)
+        out[str(per_call)]["steps"] = steps
+    print("RESULT" + json.dumps(out))
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("loop")
+    raw = {name: mnist.parse_idx(content, 3 if "images" in name else 1) for name, content in synthetic_mnist().items()}
+    arrays = mnist.split(raw["train-images-idx3-ubyte"], raw["train-labels-idx1-ubyte"],
+                         raw["t10k-images-idx3-ubyte"], raw["t10k-labels-idx1-ubyte"], validation_size=200)  # fmt: skip
+    np.savez(folder / "d.npz", **arrays)
+    code = WORKER.format(pkg=str(ROOT / "workflow"), npz=str(folder / "d.npz"))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")), None)
+    assert line, proc.stdout + proc.stderr
+    return json.loads(line[len("RESULT") :])
+
+
+@pytest.mark.parametrize("per_call", ["1", "7", "epoch"])
+def test_every_epoch_does_exactly_steps_per_epoch_optimizer_steps(runs, per_call):
+    r = runs[per_call]
+    steps = r["steps"]  # 1000 samples / 40 = 25 steps: 7 per call leaves a last call of 4
+    assert r["loop"]["optimizer_steps_per_epoch"] == [steps] * 3
+    expected_per_call = {"1": 1, "7": 7, "epoch": steps}[per_call]
+    assert r["loop"]["steps_per_call"] == expected_per_call
+    assert r["loop"]["calls_per_epoch"] == -(-steps // expected_per_call)
+
+
+def test_loops_reach_comparable_accuracy(runs):
+    accuracies = [runs[k]["quality"]["test_accuracy"] for k in ("1", "7", "epoch")]
+    assert min(accuracies) > 0.5 and max(accuracies) - min(accuracies) < 0.1
+    # the same seed, the same shuffles, the same steps: the same per-epoch losses up to float order
+    assert runs["1"]["quality"]["epoch_loss"] == pytest.approx(runs["epoch"]["quality"]["epoch_loss"], rel=1e-3)
+
+
+def test_validation_is_recorded_every_epoch_outside_the_clock(runs):
+    r = runs["epoch"]
+    assert len(r["quality"]["epoch_val_accuracy"]) == 3 and len(r["timing"]["epoch_eval_s"]) == 3
+    assert all(0 <= a <= 1 for a in r["quality"]["epoch_val_accuracy"])
+    assert all(s > 0 for s in r["timing"]["epoch_eval_s"])
+
+
+def test_host_overhead_is_positive_and_below_the_one_call_step(runs):
+    h = runs["1"]["host_overhead"]
+    assert 0 < h["per_call_s"] < h["one_call_step_s"]
+    assert h["compiled_step_s"] > 0 and 0 < h["share_of_one_call_step"] < 1
+    assert "synchronised" in h["method"]

@@ -1,0 +1,87 @@
+"""Time to accuracy: hand-made accuracy sequences, the censoring rule,
+best against best, and cost."""
+
+import math
+
+import pytest
+
+from conftest import crafted_tables, make_record
+from mnist_speedup import tta
+
+EPOCHS = [3.0, 2.0, 2.0, 2.0]
+
+
+@pytest.mark.parametrize(
+    "accuracies, expected",
+    [
+        ([0.90, 0.95, 0.96, 0.97], (True, 2, 5.0)),  # exactly at the threshold counts
+        ([0.96, 0.97, 0.98, 0.99], (True, 1, 3.0)),  # reached in epoch 1: the warm-up epoch's clock counts
+        ([0.80, 0.90, 0.94, 0.951], (True, 4, 9.0)),  # only in the last epoch
+        ([0.80, 0.90, 0.94, 0.949], (False, None, None)),  # never
+    ],
+    ids=["at threshold", "epoch 1", "last epoch", "never"],
+)
+def test_time_to_target_by_hand(accuracies, expected):
+    assert tta.time_to_target(EPOCHS, accuracies, 0.95) == expected
+
+
+def test_warmup_epochs_count_in_the_time(tmp_path):
+    recs = [make_record("cpu", 100, s, [5.0, 1.0, 1.0], [0.5, 0.96, 0.97], warmup_epochs=1) for s in (1, 2)]
+    summary, _, _, _ = crafted_tables(tmp_path, recs)
+    assert list(summary.time_to_target_s) == [6.0, 6.0] and list(summary.epochs_to_target) == [2, 2]
+
+
+def both(tmp_path, dev_acc, base_acc=(0.5, 0.96, 0.97), prices=None):
+    recs = [make_record("cpu", 100, s, [2.0, 2.0 + 0.1 * s, 2.0], list(base_acc)) for s in (1, 2, 3)]
+    recs += [
+        make_record("gpu", 100, s, [1.0, 1.0 + 0.07 * s, 1.0], list(a), threads=4) for s, a in zip((1, 2, 3), dev_acc)
+    ]
+    return crafted_tables(tmp_path, recs, prices=prices)
+
+
+def test_censored_pair_gets_no_speedup_and_says_why(tmp_path):
+    never = (0.5, 0.6, 0.7)
+    ok = (0.5, 0.96, 0.97)
+    summary, _, table, _ = both(tmp_path, [ok, never, ok])
+    row = table.set_index("device").loc["gpu"]
+    assert row.runs_reached == 2 and row.runs == 3
+    assert math.isnan(row.tta_speedup) and math.isnan(row.time_to_target_s_mean)  # never averaged over 2 of 3
+    assert row.tta_note == (
+        "1 of 3 runs of this device did not reach 95% in 3 epochs: add epochs or lower target_accuracy"
+    )
+    assert not summary[summary.device == "gpu"].target_reached.all()  # the run is kept, marked
+
+
+def test_reached_pair_gets_paired_speedup(tmp_path):
+    ok = (0.5, 0.96, 0.97)
+    _, _, table, _ = both(tmp_path, [ok, ok, ok])
+    row = table.set_index("device").loc["gpu"]
+    assert row.tta_speedup == pytest.approx((4.1 + 4.2 + 4.3) / (2.07 + 2.14 + 2.21))
+    assert "paired" in row.tta_ci_method and row.tta_speedup_ci_low < row.tta_speedup < row.tta_speedup_ci_high
+
+
+def test_best_batch_size_marked_and_best_against_best(tmp_path):
+    recs = []
+    for bs, base_t, dev_t, dev_acc in ((100, 2.0, 1.0, [0.5, 0.96, 0.97]), (500, 1.5, 0.3, [0.5, 0.6, 0.96])):
+        recs += [make_record("cpu", bs, s, [base_t] * 3, [0.5, 0.96, 0.97]) for s in (1, 2, 3)]
+        recs += [make_record("gpu", bs, s, [dev_t * (1 + 0.01 * s)] * 3, dev_acc, threads=4) for s in (1, 2, 3)]
+    summary, _, table, _ = crafted_tables(tmp_path, recs)
+    best = table[table.best_batch_size].set_index("device").batch_size
+    assert best["cpu"] == 500  # 3.0 s to target against 4.0 s at batch 100
+    assert best["gpu"] == 500  # 3 epochs x 0.3 s against 2 x 1.0 s
+    bvb = tta.best_against_best(table, tta.per_run(crafted_tables(tmp_path / "again", recs)[3], 0.95), "cpu")
+    assert bvb.iloc[0].device_batch_size == 500 and bvb.iloc[0].tta_speedup == pytest.approx(3.0 / (0.9 * 1.02))
+
+
+def test_cost_ratio_equals_time_ratio_for_equal_prices(tmp_path):
+    ok = (0.5, 0.96, 0.97)
+    _, speedup, table, _ = both(tmp_path, [ok, ok, ok], prices={"cpu": 2.0, "gpu": 2.0})
+    row = table.set_index("device").loc["gpu"]
+    assert (row.cost_ratio, row.cost_ratio_ci_low, row.cost_ratio_ci_high) == pytest.approx(
+        (row.tta_speedup, row.tta_speedup_ci_low, row.tta_speedup_ci_high)
+    )
+    assert row.cost_to_target == pytest.approx(row.time_to_target_s_mean / 3600 * 2.0)
+    srow = speedup.set_index("device").loc["gpu"]
+    assert srow.cost_ratio == pytest.approx(srow.speedup)
+    _, _, dearer, _ = both(tmp_path / "b", [ok, ok, ok], prices={"cpu": 1.0, "gpu": 4.0})
+    assert dearer.set_index("device").loc["gpu"].cost_ratio == pytest.approx(row.tta_speedup / 4)
