@@ -12,6 +12,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/bundle.smk"
 
 
 rule all:

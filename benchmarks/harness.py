@@ -9,7 +9,10 @@ machine and the date to benchmarks/RESULTS.md:
   (b) our trainer's achieved FLOP/s against the calibrated matrix-multiply
       rate at batch 500;
   (c) the whole `snakemake` wall time of the default config against the sum
-      of the timed training in its JSONs, and the fixed cost per training job.
+      of the timed training in its JSONs, the fixed cost per training job,
+      and how many of its runs reached the target accuracy (and by when);
+  (d) the epoch as one compiled call (`steps_per_call: epoch`) against one
+      call per step (`steps_per_call: 1`), at batch 100 and 500, A B A B.
 Each measurement runs in its own process, as the workflow's jobs do.
 """
 
@@ -36,12 +39,12 @@ EPOCHS = 4  # 1 warm-up + 3 steady
 SPEC = None  # set in workers
 
 
-def worker_trainer(npz: str, threads: int) -> dict:
+def worker_trainer(npz: str, threads: int, batch_size: int = BATCH, steps_per_call="epoch") -> dict:
     from mnist_speedup import trainer
 
     spec = trainer.RunSpec(
-        device="cpu", device_spec={"type": "cpu", "threads": threads}, batch_size=BATCH, seed=1,
-        epochs=EPOCHS, warmup_epochs=1, step_samples=0,
+        device="cpu", device_spec={"type": "cpu", "threads": threads}, batch_size=batch_size, seed=1,
+        epochs=EPOCHS, warmup_epochs=1, step_samples=0, steps_per_call=steps_per_call,
     )  # fmt: skip
     record = trainer.run(spec, npz, log=lambda *a: None)
     return {
@@ -130,7 +133,7 @@ def snakemake_overhead(mirror: Path, workdir: Path) -> dict:
     timed, fixed, before = 0.0, [], []
     from mnist_speedup import records
 
-    runs = records.run_files(wf / "results")
+    runs = records.run_files(wf / "results" / "default")
     for path in runs:
         r = json.loads(path.read_text())
         epochs = sum(r["timing"]["epoch_s"])
@@ -147,8 +150,36 @@ def snakemake_overhead(mirror: Path, workdir: Path) -> dict:
         "overhead_fraction": (wall - timed) / wall,
         "fixed_per_job_s": statistics.fmean(fixed),
         "before_run_s": statistics.fmean(before),
-        "speedup_csv": (wf / "results" / "speedup.csv").read_text(),
+        "speedup_csv": (wf / "results" / "default" / "speedup.csv").read_text(),
+        "tta_csv": (wf / "results" / "default" / "time_to_accuracy.csv").read_text(),
+        "reached": reached(wf / "results" / "default" / "summary.csv"),
     }
+
+
+def reached(summary_csv: Path) -> str:
+    import pandas as pd
+
+    s = pd.read_csv(summary_csv)
+    by = s.groupby("batch_size").agg(runs=("seed", "size"), reached=("target_reached", "sum"),
+                                     last_epoch=("epochs_to_target", "max"))  # fmt: skip
+    return "; ".join(f"batch {bs}: {int(r.reached)} of {int(r.runs)} runs reached the target, the last at epoch "
+                     f"{r.last_epoch:.0f}" for bs, r in by.iterrows())  # fmt: skip
+
+
+def loop_comparison(npz: Path, threads: int, pairs: int) -> list[tuple]:
+    """(d): one call per step against the whole epoch in one call, A B A B."""
+    rows = []
+    for bs in (100, 500):
+        per_step, per_epoch = [], []
+        for _ in range(pairs):
+            per_step.append(in_process("trainer", npz, threads, bs, 1)["steady_epoch_s"])
+            per_epoch.append(in_process("trainer", npz, threads, bs, "epoch")["steady_epoch_s"])
+        a, b = statistics.fmean(per_step), statistics.fmean(per_epoch)
+        rows.append((f"(d) epoch time, one call per step / whole epoch in one call, batch {bs}", f"{a / b:.2f}x",
+                     "> 1x", f"steps_per_call 1: {a:.3f} s, epoch: {b:.3f} s per steady epoch, {threads} threads, "
+                     f"{pairs} interleaved pairs (each value: {', '.join(f'{x:.3f}' for x in per_step)} / "
+                     f"{', '.join(f'{x:.3f}' for x in per_epoch)})"))  # fmt: skip
+    return rows
 
 
 def main() -> None:
@@ -162,7 +193,7 @@ def main() -> None:
     if args.worker:
         kind, *rest = args.worker
         fn = {"trainer": worker_trainer, "keras": worker_keras, "calibrate": worker_calibrate}[kind]
-        typed = [int(a) if a.isdigit() else a for a in rest]
+        typed = [int(a) if a.isdigit() else a for a in rest]  # "epoch" stays text
         print("RESULT " + json.dumps(fn(*typed)))
         return
 
@@ -175,6 +206,7 @@ def main() -> None:
             ours.append(in_process("trainer", npz, args.threads))
             keras.append(in_process("keras", npz, args.threads))
         cal = in_process("calibrate", args.threads)
+        loops = loop_comparison(npz, args.threads, args.pairs)
         overhead = None if args.skip_snakemake else snakemake_overhead(mirror, tmp)
 
     t_ours = statistics.fmean(r["steady_epoch_s"] for r in ours)
@@ -192,7 +224,8 @@ def main() -> None:
         rows.append(("(c) snakemake overhead: (wall - timed training) / wall", f"{overhead['overhead_fraction']:.0%}",
                      "<= 25%", f"wall {overhead['wall_s']:.0f} s, timed {overhead['timed_s']:.0f} s over "
                      f"{overhead['jobs']} training jobs; fixed cost {overhead['fixed_per_job_s']:.1f} s per job "
-                     f"({overhead['before_run_s']:.1f} s before our code runs)"))  # fmt: skip
+                     f"({overhead['before_run_s']:.1f} s before our code runs); {overhead['reached']}"))  # fmt: skip
+    rows += loops
     table = ["| measure | result | target | detail |", "|---|---|---|---|"]
     table += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
     text = "\n".join(table)
@@ -204,6 +237,7 @@ def main() -> None:
     block = f"## {dt.date.today().isoformat()}: {machine}\n\n`{cmd}`\n\n{text}\n"
     if overhead:
         block += "\nspeedup.csv of the default run:\n\n```\n" + overhead["speedup_csv"] + "```\n"
+        block += "\ntime_to_accuracy.csv of the default run:\n\n```\n" + overhead["tta_csv"] + "```\n"
     header = "# Harness benchmark results\n\nNewest first. Produced by `benchmarks/harness.py`.\n\n"
     old = out.read_text().removeprefix(header) if out.exists() else ""
     out.write_text(header + block + "\n" + old)

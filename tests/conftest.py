@@ -190,12 +190,15 @@ def make_record(device="cpu", batch_size=100, seed=1, epoch_s=(2.0, 1.0, 1.2), v
     return record
 
 
-def write_records(folder: Path, records) -> list[Path]:
+def write_records(folder: Path, records, seal: bool = True) -> list[Path]:
+    """Write records as the training job does (sealed with their digest)."""
+    from mnist_speedup.records import seal as seal_record
+
     paths = []
     for r in records:
         path = folder / "runs" / r["device"] / f"bs{r['batch_size']}" / f"seed{r['seed']}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(r))
+        path.write_text(json.dumps(seal_record(r) if seal else r))
         paths.append(path)
     return paths
 

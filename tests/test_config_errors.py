@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from conftest import copy_workflow, snakemake, tiny_config, write_config
+from conftest import ROOT, copy_workflow, planned_jobs, snakemake, tiny_config, write_config
 from mnist_speedup import config as config_check
 
 BASE = {
@@ -56,6 +56,12 @@ def with_(**changes):
         (with_(steps_per_call=0), "steps_per_call", "0 is not a positive whole number"),
         (with_(target_accuracy=1.5), "target_accuracy", "1.5 is not a validation accuracy in (0, 1]"),
         (with_(target_accuracy=0), "target_accuracy", "0 is not a validation accuracy"),
+        # issue 13: values that used to pass and fail late
+        (with_(devices={"cpu": {"type": "cpu", "threads": 100_000}}), "devices.cpu.threads", "logical cores"),
+        (with_(devices={"cpu": {"type": "cpu", "threads": 1.5}}), "devices.cpu.threads", "1.5 must be a whole number"),
+        (with_(seeds=[1099511627776]), "seeds", "1099511627776 is outside 0 to 2**32 - 1"),
+        (with_(figure={"palette": "notapalette"}), "figure.palette", "'notapalette' is not a palette seaborn knows"),
+        (with_(validation_size=60000), "validation_size", "60000 leaves no training data"),
         (
             with_(devices={"cpu": {"type": "cpu", "threads": 1, "price_per_hour": 0}}),
             "devices.cpu.price_per_hour",
@@ -127,3 +133,65 @@ def test_snakemake_stops_at_parse_time_and_touches_nothing(tmp_path, override, f
     assert sorted(p.name for p in (workdir / "results").iterdir()) == ["kept.txt"]
     assert kept.read_text() == "earlier result"
     assert not (workdir / "resources").exists()
+
+
+SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
+
+
+def prepared(file_config: dict, command_line: dict) -> dict:
+    """What the workflow does with a config file and --config values."""
+    config = copy.deepcopy(file_config)
+    config.update(copy.deepcopy(command_line))  # Snakemake's own merge (deep for mappings)
+    return config_check.prepare(config, command_line, SCHEMA)
+
+
+@pytest.mark.parametrize(
+    "command_line, expected",
+    [
+        ({"seeds": ["1", "2", "3"], "batch_sizes": ["100", "500"], "epochs": 5},
+         {"seeds": [1, 2, 3], "batch_sizes": [100, 500], "epochs": 5}),
+        ({"deterministic": "true"}, {"deterministic": True}),
+        ({"train_samples": "null"}, {"train_samples": None}),
+        ({"figure": {"dpi": "100"}}, {"figure": {"dpi": 100}}),
+        ({"target_accuracy": "0.9"}, {"target_accuracy": 0.9}),
+        ({"steps_per_call": "epoch"}, {"steps_per_call": "epoch"}),
+        ({"steps_per_call": "4"}, {"steps_per_call": 4}),
+    ],
+)  # fmt: skip
+def test_command_line_values_become_the_schemas_types(command_line, expected):
+    config = prepared(BASE, command_line)
+    for key, value in expected.items():
+        assert config[key] == value
+
+
+def test_command_line_devices_replace_the_files_devices():
+    config = prepared(BASE, {"devices": {"solo": {"type": "cpu", "threads": "1"}}, "baseline": "solo"})
+    assert config["devices"] == {"solo": {"type": "cpu", "threads": 1}}
+
+
+@pytest.mark.parametrize(
+    "command_line, fragment",
+    [
+        ({"seeds": ["1", "x"]}, "config key `seeds[1]`: 'x' is not of type 'integer'"),
+        ({"devices": {"cpu": {"type": "cpu", "threads": "1.5"}}}, "config key `devices.cpu.threads`: 1.5 must be a whole number"),
+        ({"devices": {1060: {"type": "cpu", "threads": 1}}}, "quote it: '1060'"),
+        ({"devices": {"Cpu": {"type": "cpu"}, "cpu": {"type": "cpu"}}}, "differ only in case"),
+        ({"figure": {"dpi": "30000"}}, "config key `figure.dpi`: 30000 is greater than the maximum of 1200"),
+        ({"figure": {"formats": ["png", "png"]}}, "config key `figure.formats`"),
+    ],
+)  # fmt: skip
+def test_command_line_mistakes_get_the_projects_message(command_line, fragment):
+    with pytest.raises(config_check.ConfigError) as err:
+        prepared(BASE, command_line)
+    assert fragment in str(err.value) and "Fix:" in str(err.value)
+
+
+def test_list_overrides_work_on_the_real_command_line(tmp_path, mirror):
+    workdir = copy_workflow(tmp_path / "wf")
+    cfg = write_config(workdir, tiny_config(*mirror))
+    proc = snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg),
+                     "--config", "seeds=[1,2,3]", "batch_sizes=[100,200]", "epochs=3")  # fmt: skip
+    assert planned_jobs(proc)["train"] == 2 * 3 * 2
+    bad = snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg), "--config", "seeds=[1,two]", check=False)
+    out = bad.stdout + bad.stderr
+    assert bad.returncode != 0 and "config key `seeds[1]`" in out and "Traceback" not in out

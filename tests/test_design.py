@@ -157,3 +157,26 @@ def test_host_overhead_warning_above_ten_percent_only(tmp_path):
     assert any("of each epoch is host dispatch" in w and "steps_per_call: epoch" in w for w in high)
     low = report.warnings(_report_tables(tmp_path / "b", 0.01), "cpu", {})  # ~4.5%
     assert not any("host dispatch" in w for w in low)
+
+
+def test_efficiency_rows_that_cannot_be_right_are_flagged():
+    from mnist_speedup import aggregate
+
+    speedup = pd.DataFrame({
+        "device": ["cpu", "cpu1", "cpu4"], "device_type": "cpu", "batch_size": 500, "machine_key": "m1",
+        "threads": [2, 1, 4], "calibrated_flops_per_s": [40e9, 45e9, 80e9],
+        "fraction_of_calibrated": [0.8, 1.002, 0.5],
+    })  # fmt: skip
+    flags = aggregate.efficiency_flags(speedup)
+    assert any(f.startswith("cpu1 at batch size 500 ran at 100.2% of its calibrated rate") for f in flags)
+    assert any(
+        "cpu (2 threads) calibrated at 40.0 GFLOP/s at batch size 500, below cpu1 (1 thread)" in f for f in flags
+    )
+    assert all("the calibration was disturbed (another process?) or the bound does not hold" in f for f in flags)
+    assert len(flags) == 2
+    assert (
+        aggregate.efficiency_flags(
+            speedup.assign(fraction_of_calibrated=0.5, calibrated_flops_per_s=[40e9, 20e9, 80e9])
+        )
+        == []
+    )

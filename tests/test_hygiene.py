@@ -31,3 +31,26 @@ def test_python_passes_ruff():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     proc = run("ruff", "format", "--check", ".")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_config_readme_is_generated_from_the_schema():
+    """config/README.md documents every key of the schema and is exactly
+    what `python -m mnist_speedup.configdoc` writes."""
+    import yaml
+
+    from mnist_speedup import configdoc
+
+    schema = yaml.safe_load((ROOT / "config" / "schemas" / "config.schema.yaml").read_text())
+    text = (ROOT / "config" / "README.md").read_text()
+    assert text == configdoc.render(schema), "regenerate: python -m mnist_speedup.configdoc > config/README.md"
+    for key in schema["properties"]:
+        assert f"| `{key}` |" in text
+
+
+def test_catalogue_metadata_names_the_entry_points():
+    import yaml
+
+    meta = yaml.safe_load((ROOT / ".snakemake-workflow-catalog.yml").read_text())
+    assert meta["usage"]["mandatory-flags"]["flags"]
+    assert (ROOT / meta.get("snakefile", "Snakefile")).is_file()
+    assert (ROOT / "workflow" / "Snakefile").is_file()

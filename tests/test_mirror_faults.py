@@ -18,6 +18,7 @@ NAME = "train-labels-idx1-ubyte"
 class Handler(http.server.BaseHTTPRequestHandler):
     content: bytes = b""
     hits: dict = {}
+    paths: list = []
 
     def log_message(self, *args):  # keep pytest output quiet
         pass
@@ -25,7 +26,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         kind = self.path.strip("/").split("/")[0]
         Handler.hits[kind] = Handler.hits.get(kind, 0) + 1
+        Handler.paths.append(self.path)
         good = gzip.compress(Handler.content)
+        if kind == "auth" and self.headers.get("Authorization") != "Basic dXNlcjpzZWNyZXQ=":  # user:secret
+            self.send_error(401, "bad password")
+            return
+        if kind == "trickle":  # 200 bytes every 0.5 s: never stalls, never finishes
+            self.send_response(200)
+            self.end_headers()
+            for i in range(0, len(good), 200):
+                self.wfile.write(good[i : i + 200])
+                self.wfile.flush()
+                time.sleep(0.5)
+            return
         if kind == "404":
             self.send_error(404)
             return
@@ -39,6 +52,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "notgzip": b"<html>not a gzip file</html>",
             "truncated": good,
             "stall": good,
+            "auth": good,
+            "bomb": gzip.compress(b"\0" * 50_000_000),  # 50 kB that unpack to 50 MB
         }[kind]
         if kind == "stall":
             time.sleep(3)
@@ -56,7 +71,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def server(synthetic_contents):
     Handler.content = synthetic_contents[NAME]
-    Handler.hits = {}
+    Handler.hits, Handler.paths = {}, []
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -122,6 +137,57 @@ def test_retry_recovers_from_a_transient_error(server, tmp_path):
     dest = tmp_path / f"{NAME}.gz"
     assert fetch([f"{base}/flaky/"], dest, sha, retries=1) == f"{base}/flaky/"
     assert Handler.hits["flaky"] == 2
+
+
+def test_a_trickling_mirror_is_abandoned_at_the_deadline(server, tmp_path):
+    base, sha = server
+    start = time.monotonic()
+    with pytest.raises(mnist.DownloadError, match=r"took longer than download_deadline \(2 s\); abandoned"):
+        fetch([f"{base}/trickle/"], tmp_path / f"{NAME}.gz", sha, deadline=2.0)
+    assert time.monotonic() - start < 5
+
+
+def test_a_decompression_bomb_is_rejected_as_soon_as_it_passes_the_mnist_size(server, tmp_path):
+    base, sha = server
+    with pytest.raises(mnist.DownloadError, match="decompresses to more than the 60008 bytes"):
+        fetch([f"{base}/bomb/"], tmp_path / f"{NAME}.gz", sha)
+
+
+def test_the_verification_streams(tmp_path):
+    """The check reads the decompressed file in chunks: no file is ever read whole."""
+    import tracemalloc
+
+    path = tmp_path / "big.gz"
+    path.write_bytes(gzip.compress(b"\1" * 40_000_000))
+    tracemalloc.start()
+    with pytest.raises(mnist.MirrorError, match="SHA-256"):
+        mnist.verify_file(path, "train-images-idx3-ubyte", "0" * 64)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 5_000_000, peak
+
+
+def test_credentials_never_appear_in_messages_or_results(server, tmp_path):
+    base, sha = server
+    port = base.rsplit(":", 1)[1]
+    good, wrong = f"http://user:secret@127.0.0.1:{port}/auth/", f"http://user:wrongpw@127.0.0.1:{port}/auth/"
+    logged = []
+    used = mnist.fetch_verified(NAME, [wrong, good], tmp_path / f"{NAME}.gz", sha, retries=0, log=logged.append)
+    assert used == f"http://user:***@127.0.0.1:{port}/auth/"
+    text = "\n".join(logged)
+    assert "secret" not in text and "wrongpw" not in text and "user:***@" in text
+    with pytest.raises(mnist.DownloadError) as err:
+        fetch([wrong], tmp_path / "again.gz", sha)
+    assert "wrongpw" not in str(err.value) and "user:***@127.0.0.1" in str(err.value)
+
+
+def test_a_query_string_stays_a_query(server, tmp_path):
+    base, sha = server
+    assert mnist.file_url("https://h/mnist/?token=abc", "t10k-labels-idx1-ubyte") == (
+        "https://h/mnist/t10k-labels-idx1-ubyte.gz?token=abc"
+    )
+    fetch([f"{base}/ok/?token=abc"], tmp_path / f"{NAME}.gz", sha)
+    assert Handler.paths[-1] == f"/ok/{NAME}.gz?token=abc"
 
 
 def test_https_certificates_are_verified(tmp_path, synthetic_contents):

@@ -34,6 +34,6 @@ def test_three_epochs_at_batch_500_reach_90_percent(tmp_path):
     cfg = workdir / "config" / "real.yaml"
     cfg.write_text(yaml.safe_dump(config))
     snakemake(workdir, "--cores", "2", "--configfile", str(cfg))
-    summary = pd.read_csv(workdir / "results" / "summary.csv")
+    summary = pd.read_csv(workdir / "results" / "default" / "summary.csv")
     assert summary.samples_per_epoch.iloc[0] == 50_000  # the original split
     assert summary.test_accuracy.iloc[0] >= 0.90

@@ -18,7 +18,7 @@ def record(**changes):
 def write(tmp_path, obj, name="seed1.json"):
     path = tmp_path / "runs" / "cpu" / "bs100" / name
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(obj if isinstance(obj, str) else json.dumps(obj))
+    path.write_text(obj if isinstance(obj, str) else json.dumps(records.seal(obj) if isinstance(obj, dict) else obj))
     return path
 
 
@@ -37,8 +37,18 @@ def test_good_record_loads(tmp_path):
         ({**record(), "quality": {"test_accuracy": 0.9}}, "`quality.val_accuracy` is missing"),
         (record(schema_version=1), "written by an earlier version of this workflow"),
         (record(quality={"epoch_val_accuracy": [0.5, 7.5, 0.9]}), "accuracies in [0, 1]"),
-        (record(timing={**record()["timing"], "epoch_s": [1.0]}), "must hold 3 positive epoch times"),
-        (record(timing={**record()["timing"], "steady_epoch_mean_s": -1.0}), "must be positive"),
+        (record(timing={**record()["timing"], "epoch_s": [1.0]}), "must hold 3 finite positive epoch times"),
+        (record(timing={**record()["timing"], "steady_epoch_mean_s": -1.0}), "but the mean of the epochs"),
+        # issue 13: values that make no sense are refused, naming the field
+        (record(timing={**record()["timing"], "steady_epoch_mean_s": 0.01}), "`timing.steady_epoch_mean_s` is 0.01"),
+        (record(timing={**record()["timing"], "epoch_s": [2.0, 1e308, 1.2]}), "each under a day"),
+        (json.dumps(record()).replace('"epoch_s": [2.0', '"epoch_s": [Infinity'), "Infinity is not a number"),
+        (record(timing={**record()["timing"], "samples_per_s": -5}), "`timing.samples_per_s` is -5"),
+        (record(quality={"test_accuracy": 7.5}), "`quality.test_accuracy` is 7.5, outside [0, 1]"),
+        (record(flops={"achieved_per_s": -1.0}), "`flops.achieved_per_s` must be positive"),
+        (record(device="../../x"), "device label '../../x' is not a safe name"),
+        (record(environment={"hostname": "<script>alert(1)</script>|x"}), "is not a safe name"),
+        (record(environment={"hostname": "evil|host"}), "hostname 'evil|host' is not a safe name"),
     ],
 )
 def test_damaged_records_name_the_file_and_problem(tmp_path, content, fragment):
@@ -46,6 +56,22 @@ def test_damaged_records_name_the_file_and_problem(tmp_path, content, fragment):
     with pytest.raises(records.RecordError) as err:
         aggregate.load_runs([path])
     assert str(path) in str(err.value) and fragment in str(err.value)
+
+
+def test_a_record_edited_after_it_was_written_is_refused(tmp_path):
+    path = write(tmp_path, record())
+    text = path.read_text()
+    path.write_text(text.replace('"test_accuracy": 0.91', '"test_accuracy": 0.99'))
+    with pytest.raises(records.RecordError, match="edited after it was written") as err:
+        aggregate.load_runs([path])
+    assert str(path) in str(err.value)
+
+
+def test_a_record_without_its_digest_is_refused(tmp_path):
+    path = tmp_path / "seed1.json"
+    path.write_text(json.dumps(record()))
+    with pytest.raises(records.RecordError, match="has no `record_sha256`"):
+        records.load(path)
 
 
 def test_timing_lock_serialises_processes(tmp_path, monkeypatch):
@@ -73,3 +99,52 @@ def test_missing_profile_warns_loudly(tmp_path, mirror):
     assert "`timing_slot` resource has no limit" in proc.stdout + proc.stderr
     proc = snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg))
     assert "timing_slot` resource has no limit" not in proc.stdout + proc.stderr
+
+
+# ------------------------------------------------------------ records from other machines (issue 13)
+
+
+def test_same_hostname_on_two_machines_is_never_pooled(tmp_path):
+    from conftest import write_records
+
+    mine = [make_record("cpu", 100, s, environment={"hostname": "vm", "machine_id": "aaaaaa11"}) for s in (1, 2, 3)]
+    theirs = [make_record("cpu", 100, s, environment={"hostname": "vm", "machine_id": "bbbbbb22"}) for s in (1, 2, 3)]
+    local = write_records(tmp_path / "local", mine)
+    write_records(tmp_path / "other", theirs)
+    summary, _ = aggregate.load_runs(local, [tmp_path / "other"])
+    assert sorted(summary.device.unique()) == ["cpu@vm-aaaaaa", "cpu@vm-bbbbbb"]
+    assert (summary.groupby("device").size() == 3).all()
+
+
+def test_copies_and_genuine_duplicates_get_different_messages(tmp_path):
+    from conftest import write_records
+
+    runs = [make_record("cpu", 100, s) for s in (1, 2)]
+    local = write_records(tmp_path / "local", runs)
+    write_records(tmp_path / "copy", runs)
+    with pytest.raises(records.RecordError, match="the same run record appears more than once"):
+        aggregate.load_runs(local, [tmp_path / "copy"])
+    write_records(tmp_path / "rerun", [make_record("cpu", 100, s, epoch_s=[2.0, 1.1, 1.3]) for s in (1, 2)])
+    with pytest.raises(records.RecordError, match="They are not copies"):
+        aggregate.load_runs(local, [tmp_path / "rerun"])
+
+
+def test_text_from_other_machines_is_escaped_in_the_report(tmp_path):
+    import pandas as pd
+
+    from conftest import crafted_tables
+    from mnist_speedup import drift, report
+
+    evil = "<script>alert(1)</script>|x"
+    recs = [make_record("cpu", 100, s) for s in (1, 2, 3)]
+    recs += [make_record("cpu1", 100, s, environment={"hostname": "box", "machine_id": "m2", "cpu_model": evil,
+                                                      "tensorflow": evil}) for s in (1, 2, 3)]  # fmt: skip
+    summary, speedup, table, _ = crafted_tables(tmp_path, recs)
+    tables = report.Tables(summary, speedup, table, pd.DataFrame(), drift.table(summary))
+    text = report.render(tables, "cpu", {}, {"speedup": [], "timeline": []}, {"cpu1": {"cpu_model": evil}})
+    outside_code = "".join(part for i, part in enumerate(text.split("```")) if i % 2 == 0)
+    assert "<script>" not in outside_code  # fenced code is shown verbatim, never run
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;\\|x" in text
+    for line in text.splitlines():
+        if line.startswith("<details>"):
+            assert "<script>" not in line

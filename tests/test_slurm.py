@@ -21,9 +21,9 @@ pytestmark = [
     ),
 ]
 
-OUTPUTS = ["results/summary.csv", "results/speedup.csv", "results/report.md", "results/figures/speedup.pdf",
-           "results/figures/speedup.png", "results/runs/cpu/bs100/seed1.json", "results/runs/cpu1/bs100/seed1.json",
-           "results/calibration/cpu.json", "results/calibration/cpu1.json"]  # fmt: skip
+OUTPUTS = ["results/default/summary.csv", "results/default/speedup.csv", "results/default/report.md", "results/default/figures/speedup.pdf",
+           "results/default/figures/speedup.png", "results/default/runs/cpu/bs100/seed1.json", "results/default/runs/cpu1/bs100/seed1.json",
+           "results/default/calibration/cpu.json", "results/default/calibration/cpu1.json"]  # fmt: skip
 
 
 def test_slurm_profile_gives_the_same_outputs_as_a_local_run(tmp_path):
@@ -42,10 +42,10 @@ def test_slurm_profile_gives_the_same_outputs_as_a_local_run(tmp_path):
     assert "sbatch" in out or "SLURM" in out or "slurm" in out, out
     for path in OUTPUTS:
         assert (local / path).exists() and (cluster / path).exists(), path
-    a = pd.read_csv(local / "results" / "summary.csv")
-    b = pd.read_csv(cluster / "results" / "summary.csv")
+    a = pd.read_csv(local / "results" / "default" / "summary.csv")
+    b = pd.read_csv(cluster / "results" / "default" / "summary.csv")
     key = ["device", "batch_size", "seed"]
     assert a[key].equals(b[key])
     assert list(a.columns) == list(b.columns)
     assert (a.test_accuracy - b.test_accuracy).abs().max() < 0.05
-    assert set(pd.read_csv(cluster / "results" / "speedup.csv").device) == {"cpu", "cpu1"}
+    assert set(pd.read_csv(cluster / "results" / "default" / "speedup.csv").device) == {"cpu", "cpu1"}

@@ -87,8 +87,10 @@ def test_keep_going_finishes_the_other_runs(tmp_path):
     proc = snakemake(workdir, "--cores", "2", "--keep-going", "--configfile", str(cfg), check=False)
     assert proc.returncode != 0
     assert "TensorFlow sees no GPU" in proc.stderr
-    assert (workdir / "results/runs/cpu/bs100/seed1.json").exists()
-    assert not (workdir / "results/runs/gpu").exists() or not list((workdir / "results/runs/gpu").rglob("*.json"))
+    assert (workdir / "results/default/runs/cpu/bs100/seed1.json").exists()
+    assert not (workdir / "results/default/runs/gpu").exists() or not list(
+        (workdir / "results/default/runs/gpu").rglob("*.json")
+    )
 
 
 def _training_pids(workdir: Path) -> list[int]:
@@ -107,7 +109,9 @@ def _training_pids(workdir: Path) -> list[int]:
 
 
 def _log_sizes(workdir: Path) -> dict[Path, tuple[int, int]]:
-    return {log: (log.stat().st_ino, log.stat().st_size) for log in (workdir / "logs" / "train").rglob("*.log")}
+    return {
+        log: (log.stat().st_ino, log.stat().st_size) for log in (workdir / "logs" / "default" / "train").rglob("*.log")
+    }
 
 
 def _wait_mid_training(workdir: Path, since: dict, timeout: float = 120) -> Path:
@@ -115,7 +119,7 @@ def _wait_mid_training(workdir: Path, since: dict, timeout: float = 120) -> Path
     (Snakemake deletes a job's old log when the job starts again)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        for log in (workdir / "logs" / "train").rglob("*.log"):
+        for log in (workdir / "logs" / "default" / "train").rglob("*.log"):
             inode, size = since.get(log, (None, 0))
             with open(log, "rb") as fh:
                 if os.fstat(fh.fileno()).st_ino == inode:
@@ -127,7 +131,9 @@ def _wait_mid_training(workdir: Path, since: dict, timeout: float = 120) -> Path
 
 
 def _records(workdir: Path) -> dict[Path, tuple[int, bytes]]:
-    return {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in (workdir / "results" / "runs").rglob("*.json")}
+    return {
+        p: (p.stat().st_mtime_ns, p.read_bytes()) for p in (workdir / "results" / "default" / "runs").rglob("*.json")
+    }
 
 
 def test_interrupted_runs_leave_nothing_and_rerun_completes_only_them(tmp_path):
@@ -140,7 +146,7 @@ def test_interrupted_runs_leave_nothing_and_rerun_completes_only_them(tmp_path):
     # 1. SIGTERM to a training process (what a scheduler or `kill` sends)
     first = subprocess.Popen(args, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 180
-    while not list((workdir / "results").rglob("seed*.json")) and time.monotonic() < deadline:
+    while not list((workdir / "results" / "default").rglob("seed*.json")) and time.monotonic() < deadline:
         time.sleep(0.2)
     finished = _records(workdir)
     assert len(finished) == 1, first.communicate(timeout=60)[0]
@@ -152,7 +158,7 @@ def test_interrupted_runs_leave_nothing_and_rerun_completes_only_them(tmp_path):
     assert "stopped by signal SIGTERM" in victim.read_text()
     assert set(_records(workdir)) == set(finished)  # nothing new
     finished = _records(workdir)  # as Snakemake left it after the job (it may touch outputs)
-    assert not list((workdir / "results").rglob("*.part"))
+    assert not list((workdir / "results" / "default").rglob("*.part"))
 
     # 2. Ctrl-C: SIGINT to snakemake and its jobs
     sizes = _log_sizes(workdir)
@@ -163,7 +169,7 @@ def test_interrupted_runs_leave_nothing_and_rerun_completes_only_them(tmp_path):
     os.killpg(second.pid, signal.SIGINT)  # as a terminal's Ctrl-C does: the whole foreground group
     output = second.communicate(timeout=120)[0]
     assert _records(workdir) == finished, output
-    assert not list((workdir / "results").rglob("*.part"))
+    assert not list((workdir / "results" / "default").rglob("*.part"))
 
     # 3. the plan is exactly the missing runs; running completes them and leaves the finished one alone
     plan = planned_jobs(snakemake(workdir, "-n", "--cores", "1", "--configfile", str(cfg)))

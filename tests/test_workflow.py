@@ -1,13 +1,16 @@
 """The real `snakemake` command on a tiny synthetic MNIST, end to end."""
 
 import contextlib
+import io
 import json
 import os
+import tarfile
 
 import pandas as pd
 import pytest
 
 from conftest import copy_workflow, planned_jobs, snakemake, synthetic_workdir, tiny_config, write_config
+from mnist_speedup import bundle, records
 
 pytestmark = pytest.mark.slow
 
@@ -16,8 +19,34 @@ pytestmark = pytest.mark.slow
 def finished(tmp_path_factory):
     """A workflow copy after one complete run of the tiny config."""
     workdir, cfg, config = synthetic_workdir(tmp_path_factory.mktemp("e2e"), seeds=[1, 2, 3], target_accuracy=0.5)
-    proc = snakemake(workdir, "--cores", "2", "--configfile", str(cfg))
+    old_mask = os.umask(0o022)  # as on most machines: results readable by colleagues
+    try:
+        proc = snakemake(workdir, "--cores", "2", "--configfile", str(cfg))
+    finally:
+        os.umask(old_mask)
     return workdir, cfg, config, proc
+
+
+def test_every_output_is_readable_by_others_under_umask_022(finished):
+    workdir = finished[0]
+    files = [p for d in ("results", "resources") for p in (workdir / d).rglob("*") if p.is_file()]
+    assert len(files) > 20
+    assert {
+        p.relative_to(workdir).as_posix(): oct(p.stat().st_mode & 0o777)
+        for p in files
+        if p.stat().st_mode & 0o777 != 0o644
+    } == {}
+    assert not [p for p in (workdir / "results").rglob(".*.part")]
+
+
+def test_console_shows_one_progress_line_per_run(finished):
+    out = finished[3].stdout + finished[3].stderr
+    lines = [line for line in out.splitlines() if " s/epoch, " in line and "test accuracy [" in line]
+    assert len(lines) == 6, out
+    assert any(line.startswith("cpu (2 threads), batch 100, seed ") for line in lines)
+    assert any(line.startswith("cpu1 (1 thread), batch 100, seed ") for line in lines)
+    assert lines[-1].endswith("[6 of 6 runs, the last run]")
+    assert any("min left]" in line for line in lines[:-1])
 
 
 def test_dry_run_plans_devices_x_batch_sizes_x_seeds(tmp_path, mirror):
@@ -46,14 +75,14 @@ def test_dry_run_plans_devices_x_batch_sizes_x_seeds(tmp_path, mirror):
 
 def test_every_output_exists_and_agrees(finished):
     workdir, _, config, _ = finished
-    runs = sorted((workdir / "results" / "runs").glob("*/bs*/seed*.json"))
+    runs = sorted((workdir / "results" / "default" / "runs").glob("*/bs*/seed*.json"))
     assert len(runs) == 2 * 1 * 3
     for name in ("speedup", "timeline"):
         for ext in ("pdf", "png"):
-            assert (workdir / "results" / "figures" / f"{name}.{ext}").stat().st_size > 10_000
-    summary = pd.read_csv(workdir / "results" / "summary.csv")
-    speedup = pd.read_csv(workdir / "results" / "speedup.csv")
-    report = (workdir / "results" / "report.md").read_text()
+            assert (workdir / "results" / "default" / "figures" / f"{name}.{ext}").stat().st_size > 10_000
+    summary = pd.read_csv(workdir / "results" / "default" / "summary.csv")
+    speedup = pd.read_csv(workdir / "results" / "default" / "speedup.csv")
+    report = (workdir / "results" / "default" / "report.md").read_text()
     assert len(summary) == len(runs)
     for path in runs:
         record = json.loads(path.read_text())
@@ -80,7 +109,7 @@ def test_every_output_exists_and_agrees(finished):
     assert cpu1.n == 3 and "paired" in cpu1.ci_method
     assert cpu1.speedup_ci_low < cpu1.speedup < cpu1.speedup_ci_high
     assert f"{cpu1.speedup:.2f}×" in report
-    tta = pd.read_csv(workdir / "results" / "time_to_accuracy.csv").set_index("device")
+    tta = pd.read_csv(workdir / "results" / "default" / "time_to_accuracy.csv").set_index("device")
     cpu_runs = summary[summary.device == "cpu"]
     assert tta.loc["cpu", "time_to_target_s_mean"] == pytest.approx(cpu_runs.time_to_target_s.mean())
     assert tta.loc["cpu1", "runs_reached"] == 3
@@ -89,7 +118,7 @@ def test_every_output_exists_and_agrees(finished):
     assert "figures/timeline.png" in report and "**Figure 1.**" in report
     assert "No GPU was found" not in report  # devices were named, not auto
     assert "figures/speedup.png" in report
-    log = (workdir / "logs" / "train" / "cpu" / "bs100" / "seed1.log").read_text()
+    log = (workdir / "logs" / "default" / "train" / "cpu" / "bs100" / "seed1.log").read_text()
     assert "validation accuracy" in log
     assert "epoch 1/2 (warm-up)" in log and "epoch 2/2 (steady)" in log
 
@@ -98,13 +127,13 @@ def test_runs_in_randomised_blocks(finished):
     """Read from the records' start times: each consecutive pair of runs (2
     devices) is one block holding both devices; the in-block order varies."""
     workdir = finished[0]
-    records = [json.loads(p.read_text()) for p in (workdir / "results" / "runs").rglob("seed*.json")]
+    records = [json.loads(p.read_text()) for p in (workdir / "results" / "default" / "runs").rglob("seed*.json")]
     records.sort(key=lambda r: r["started_at"])
     blocks = [records[i : i + 2] for i in range(0, len(records), 2)]
     assert [sorted(r["device"] for r in b) for b in blocks] == [["cpu", "cpu1"]] * 3
     assert [b[0]["seed"] for b in blocks] == [1, 2, 3] and all(len({r["seed"] for r in b}) == 1 for b in blocks)
     assert len({tuple(r["device"] for r in b) for b in blocks}) > 1  # not the same order in every block
-    calibrations = [json.loads(p.read_text()) for p in (workdir / "results" / "calibration").glob("*.json")]
+    calibrations = [json.loads(p.read_text()) for p in (workdir / "results" / "default" / "calibration").glob("*.json")]
     assert max(c["finished_at"] for c in calibrations) <= records[0]["started_at"]
 
 
@@ -127,7 +156,7 @@ def test_no_job_runs_beside_another(finished):
 
 def test_synthetic_digits_are_learnt(finished):
     workdir = finished[0]
-    summary = pd.read_csv(workdir / "results" / "summary.csv")
+    summary = pd.read_csv(workdir / "results" / "default" / "summary.csv")
     assert summary.test_accuracy.min() > 0.5  # 10 classes: chance is 0.1
 
 
@@ -233,33 +262,149 @@ def test_readme_and_tests_retrain_nothing(finished):
 def test_html_report(finished):
     workdir, cfg, _, _ = finished
     for name in ("report.html", "report.zip"):
-        snakemake(workdir, "--cores", "2", "--configfile", str(cfg), "--report", f"results/{name}")
-        assert (workdir / "results" / name).stat().st_size > 10_000
-    html = (workdir / "results" / "report.html").read_text(errors="replace")
+        snakemake(workdir, "--cores", "2", "--configfile", str(cfg), "--report", f"results/default/{name}")
+        assert (workdir / "results" / "default" / name).stat().st_size > 10_000
+    html = (workdir / "results" / "default" / "report.html").read_text(errors="replace")
     assert "Fieller" in html and "speedup.csv" in html and "speedup.png" in html
+    # the headline and the warnings are in the HTML report too (as the embedded findings page)
+    assert "findings.html" in html
+    embedded = html + "".join(_decoded(html))
+    headline = (workdir / "results" / "default" / "report.md").read_text().splitlines()[2].strip("*")
+    assert "What this run found" in embedded and "<h2>Warnings</h2>" in embedded
+    assert "cpu1 (1 thread)" in headline and headline.split(" (")[0] in embedded
+
+
+def _decoded(html):
+    """Every base64 data URI and string in the page, decoded where it is text."""
+    import base64
+    import re
+
+    for blob in re.findall(r"[A-Za-z0-9+/]{200,}={0,2}", html):
+        with contextlib.suppress(ValueError):
+            yield base64.b64decode(blob + "=" * (-len(blob) % 4)).decode("utf-8", errors="ignore")
 
 
 def test_runs_from_another_machine_join_the_report(finished, tmp_path):
     workdir, _, config, _ = finished
     other = tmp_path / "other-machine"
     for sub in ("runs", "calibration"):
-        for src in (workdir / "results" / sub).rglob("*.json"):
+        for src in (workdir / "results" / "default" / sub).rglob("*.json"):
             record = json.loads(src.read_text())
             record["environment"]["hostname"] = "lab-gpu-box"
             record["environment"]["machine_id"] = "another-machine"
-            dest = other / sub / src.relative_to(workdir / "results" / sub)
+            dest = other / sub / src.relative_to(workdir / "results" / "default" / sub)
             dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_text(json.dumps(record))
+            dest.write_text(json.dumps(records.seal(record)))
     cfg = write_config(workdir, {**config, "extra_runs": [str(other)]}, "extra.yaml")
     jobs = planned_jobs(snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg)))
     assert "train" not in jobs and jobs["aggregate"] == 1
     snakemake(workdir, "--cores", "2", "--configfile", str(cfg))
-    summary = pd.read_csv(workdir / "results" / "summary.csv")
+    summary = pd.read_csv(workdir / "results" / "default" / "summary.csv")
     local_host = summary[summary.origin == "local"].host.iloc[0]
     assert set(summary.device) == {f"cpu@{local_host}", f"cpu1@{local_host}", "cpu@lab-gpu-box", "cpu1@lab-gpu-box"}
-    speedup = pd.read_csv(workdir / "results" / "speedup.csv")
+    speedup = pd.read_csv(workdir / "results" / "default" / "speedup.csv")
     assert set(speedup.baseline) == {f"cpu@{local_host}"}
     assert summary.calibrated_flops_per_s.notna().all()
-    assert "cpu1@lab-gpu-box" in (workdir / "results" / "report.md").read_text()
+    assert "cpu1@lab-gpu-box" in (workdir / "results" / "default" / "report.md").read_text()
     # back to this machine's runs only, for the other tests of this module
     snakemake(workdir, "--cores", "2", "--configfile", str(finished[1]))
+
+
+def test_another_experiment_keeps_the_first_ones_results(finished):
+    workdir, cfg, config, _ = finished
+    before = {p: p.stat().st_mtime_ns for p in (workdir / "results" / "default").rglob("*") if p.is_file()}
+    other = {**config, "experiment": "solo", "seeds": [1], "devices": {"cpu1": {"type": "cpu", "threads": 1}},
+             "baseline": "cpu1"}  # fmt: skip
+    other_cfg = write_config(workdir, other, "solo.yaml")
+    snakemake(workdir, "--cores", "2", "--configfile", str(other_cfg))
+    assert (workdir / "results" / "solo" / "report.md").exists()
+    assert (workdir / "results" / "solo" / "runs" / "cpu1" / "bs100" / "seed1.json").exists()
+    after = {p: p.stat().st_mtime_ns for p in (workdir / "results" / "default").rglob("*") if p.is_file()}
+    assert after == before
+    assert plan(workdir, config) == {}  # switching back plans nothing
+
+
+def _as_machine_b(unpacked, host="lab-gpu-box"):
+    """Records of another machine: the same runs, rewritten and sealed as
+    that machine's jobs would have written them."""
+    for path in unpacked.rglob("*.json"):
+        record = json.loads(path.read_text())
+        if "environment" in record:
+            record["environment"] = {**record["environment"], "hostname": host, "machine_id": "b0b0b0b0"}
+        path.write_text(json.dumps(records.seal({k: v for k, v in record.items() if k != records.DIGEST_FIELD})))
+
+
+def test_bundle_round_trip_and_a_tampered_bundle(finished, tmp_path):
+    workdir, cfg, config, _ = finished
+    snakemake(workdir, "--cores", "1", "--configfile", str(cfg), "bundle")
+    (mine,) = (workdir / "results" / "default").glob("bundle-*.tar.gz")
+    # machine B: the bundle unpacked, its records those of another host, bundled there
+    b_results = tmp_path / "machine-b"
+    meta = bundle.unpack(mine, b_results)
+    assert len(meta["files"]) == 6 + 2 and meta["experiment"] == "default"
+    _as_machine_b(b_results)
+    theirs = tmp_path / "bundle-lab-gpu-box.tar.gz"
+    b_meta = bundle.manifest(b_results, bundle.bundle_files(b_results), host="lab-gpu-box", machine_id="b0b0b0b0",
+                             experiment=meta["experiment"], config=meta["config"], software=meta["software"],
+                             training_code=meta["training_code"])  # fmt: skip
+    bundle.write(theirs, b_results, b_meta)
+    merged = write_config(workdir, {**config, "extra_runs": [str(theirs)]}, "merged.yaml")
+    jobs = planned_jobs(snakemake(workdir, "-n", "--cores", "2", "--configfile", str(merged)))
+    assert jobs.get("unpack_bundle") == 1 and "train" not in jobs and "calibrate" not in jobs
+    snakemake(workdir, "--cores", "2", "--configfile", str(merged))
+    summary = pd.read_csv(workdir / "results" / "default" / "summary.csv")
+    assert {"cpu@lab-gpu-box", "cpu1@lab-gpu-box"} <= set(summary.device)
+    report_md = workdir / "results" / "default" / "report.md"
+    kept = report_md.read_bytes()
+    # the same bundle with one record edited after it was made
+    tampered = tmp_path / "tampered" / "bundle-lab-gpu-box.tar.gz"
+    tampered.parent.mkdir()
+    edited_run = b_results / "runs" / "cpu" / "bs100" / "seed1.json"
+    edited_run.write_text(edited_run.read_text().replace('"seed": 1', '"seed": 1 '))
+    with tarfile.open(theirs, "r:gz") as src, tarfile.open(tampered, "w:gz") as dst:
+        for info in src:
+            data = src.extractfile(info).read()
+            if info.name == "runs/cpu/bs100/seed1.json":
+                data = edited_run.read_bytes()
+                info.size = len(data)
+            dst.addfile(info, io.BytesIO(data))
+    bad = write_config(workdir, {**config, "extra_runs": [str(tampered)]}, "tampered.yaml")
+    proc = snakemake(workdir, "--cores", "2", "--configfile", str(bad), check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert f"bundle {tampered}: file 'runs/cpu/bs100/seed1.json' does not match its SHA-256" in out, out
+    assert report_md.read_bytes() == kept
+    snakemake(workdir, "--cores", "2", "--configfile", str(cfg))  # back to this machine's runs only
+
+
+def test_a_regenerated_identical_npz_reruns_no_training(finished):
+    workdir, cfg, config, _ = finished
+    npz = workdir / "resources" / "mnist" / "mnist.npz"
+    npz.unlink()
+    jobs = plan(workdir, {**config, "seeds": [1, 2, 3, 4]})
+    assert jobs["train"] == 2 and jobs.get("prepare_mnist") == 1  # only the new seed's runs
+    snakemake(workdir, "--cores", "1", "--configfile", str(cfg), "resources/mnist/mnist.npz")
+    assert npz.exists()
+    assert plan(workdir, config) == {}
+
+
+def test_other_data_reruns_every_run(finished):
+    workdir, _, config, _ = finished
+    jobs = plan(workdir, {**config, "validation_size": 100})
+    assert jobs["train"] == 6 and jobs["prepare_mnist"] == 1 and "calibrate" not in jobs
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"mirrors": ["/elsewhere/mnist", "https://user:pw@example.org/mnist/"]}, {"download_timeout": 5},
+     {"download_retries": 0}, {"download_deadline": 60}],
+)  # fmt: skip
+def test_download_settings_rerun_nothing_once_downloaded(finished, change):
+    workdir, _, config, _ = finished
+    assert plan(workdir, {**config, **change}) == {}
+
+
+def test_no_download_setting_reaches_the_report_or_the_bundle(finished):
+    report_md = (finished[0] / "results" / "default" / "report.md").read_text()
+    config_block = report_md.split("## Configuration", 1)[1]
+    assert "mirrors" not in config_block and "download_" not in config_block

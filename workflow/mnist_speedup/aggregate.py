@@ -24,6 +24,7 @@ HYPERPARAMETERS = (
     "deterministic",
     "train_samples",
     "steps_per_call",
+    "data_digest",
 )
 #: what may differ, with a warning: part of a speedup may be the software
 SOFTWARE = ("tensorflow", "tensorlayer", "keras", "numpy", "python", "training_code")
@@ -90,10 +91,12 @@ def summary_row(record: dict, path, origin: str) -> dict:
         "numpy": env.get("numpy"),
         "python": env.get("python"),
         "training_code": record.get("training_code"),
+        "data_digest": record.get("data_digest"),
         "started_at": record.get("started_at"),
         "finished_at": record.get("finished_at"),
         "origin": origin,
         "path": str(path),
+        "record_sha256": record.get(records.DIGEST_FIELD),
     }
 
 
@@ -129,25 +132,35 @@ def load_calibration(paths) -> pd.DataFrame:
     rows = []
     for path in paths:
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            data = records.parse(Path(path).read_text(encoding="utf-8"))
+            records.check_digest(data, str(path))
+            records.check_names(data, str(path))
             for bs, result in data["mlp_shapes"].items():
+                if not all(
+                    math.isfinite(v) and v > 0
+                    for v in (float(result["flops_per_s_median"]), float(data["square"]["flops_per_s_median"]))
+                ):
+                    raise ValueError(f"a rate at batch size {bs} is not a finite positive number")
                 rows.append(
                     {
                         "host": data["environment"]["hostname"],
                         "device_label": data["device"],
                         "batch_size": int(bs),
                         "calibrated_flops_per_s": float(result["flops_per_s_median"]),
+                        "numpy_flops_per_s": float((result.get("numpy") or {}).get("flops_per_s_median", math.nan)),
                         "square_flops_per_s": float(data["square"]["flops_per_s_median"]),
                         "calibration_started_at": data.get("started_at"),
                         "calibration_finished_at": data.get("finished_at"),
                     }
                 )
+        except records.RecordError:
+            raise
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise records.RecordError(
                 f"{path}: not a readable calibration record ({type(exc).__name__}: {exc}). "
                 "Fix: delete it and run snakemake again."
             ) from None
-    columns = ["host", "device_label", "batch_size", "calibrated_flops_per_s", "square_flops_per_s",
+    columns = ["host", "device_label", "batch_size", "calibrated_flops_per_s", "numpy_flops_per_s", "square_flops_per_s",
                "calibration_started_at", "calibration_finished_at"]  # fmt: skip
     return pd.DataFrame(rows, columns=columns).drop_duplicates(["host", "device_label", "batch_size"], keep="last")
 
@@ -200,10 +213,16 @@ def _refuse_duplicates(df: pd.DataFrame) -> None:
     dupes = df[df.duplicated(["device", "batch_size", "seed"], keep=False)]
     if dupes.empty:
         return
+    paths = ", ".join(sorted(set(dupes.path)))
+    if dupes.groupby(["device", "batch_size", "seed"]).record_sha256.nunique().max() == 1:
+        raise records.RecordError(
+            f"the same run record appears more than once: {paths}. Fix: remove the duplicate copies from extra_runs."
+        )
     raise records.RecordError(
-        "the same device, batch size and seed appears more than once: "
-        + ", ".join(sorted(set(dupes.path)))
-        + ". Fix: remove the duplicate copies from extra_runs."
+        "two different runs have the same device label, hostname, machine id, batch size and seed: "
+        f"{paths}. They are not copies (their content differs): either two machines share a hostname "
+        "and machine id (a cloned VM image?) or one machine ran the same run twice into different "
+        "folders. Fix: keep the folder you mean to compare, or rename the device on one machine."
     )
 
 
@@ -224,8 +243,7 @@ def device_labels(df: pd.DataFrame) -> dict[str, str]:
     for device, runs in df.groupby("device"):
         r = runs.iloc[0]
         if r.device_type == "cpu":
-            threads = int(r.threads) if pd.notna(r.threads) else "?"
-            what = f"{threads} thread{'s' if threads != 1 else ''}"
+            what = _threads(r.threads) if pd.notna(r.threads) else "? threads"
         else:
             what = r.gpu_name if isinstance(r.gpu_name, str) and r.gpu_name else f"GPU {r.gpu_index}"
         out[device] = f"{device} ({what})"
@@ -313,6 +331,9 @@ def _time_stats(runs: pd.DataFrame, bs: int) -> dict:
         "samples_per_s_ci_high": samples / lo if math.isfinite(lo) and lo > 0 else math.nan,
         "achieved_flops_per_s": model.training_step_flops(bs) * (samples / bs) / t.mean(),
         "calibrated_flops_per_s": runs.calibrated_flops_per_s.mean(),
+        "numpy_flops_per_s": runs.numpy_flops_per_s.mean(),
+        "threads": runs.threads.iloc[0],
+        "machine_key": runs.machine_key.iloc[0],
         "test_accuracy_mean": runs.test_accuracy.mean(),
         "steps_per_call": runs.steps_per_call_effective.iloc[0],
         "calls_per_epoch": runs.calls_per_epoch.iloc[0],
@@ -365,6 +386,31 @@ def speedup_row(bs: int, device: str, runs: pd.DataFrame, base: pd.DataFrame, ba
     row["price_per_hour"] = price
     row |= tta.cost(row["epoch_s_mean"], r, price, base_price, "cost_per_epoch")
     return row
+
+
+def _threads(n) -> str:
+    return f"{int(n)} thread{'s' if int(n) != 1 else ''}"
+
+
+def efficiency_flags(speedup: pd.DataFrame) -> list[str]:
+    """Efficiency rows that cannot be right: a run above its device's
+    calibrated rate, or a device whose calibrated rate is below that of a
+    device with fewer threads on the same machine."""
+    out, fix = [], "the calibration was disturbed (another process?) or the bound does not hold"
+    for _, r in speedup[speedup.fraction_of_calibrated > 1].iterrows():
+        out.append(f"{r.device} at batch size {r.batch_size} ran at {r.fraction_of_calibrated:.1%} of its calibrated "
+                   f"rate: {fix}.")  # fmt: skip
+    cpus = speedup[(speedup.device_type == "cpu") & speedup.calibrated_flops_per_s.notna()]
+    for (_, bs), group in cpus.groupby(["machine_key", "batch_size"]):
+        for _, more in group.iterrows():
+            fewer = group[(group.threads < more.threads) & (group.calibrated_flops_per_s > more.calibrated_flops_per_s)]
+            for _, less in fewer.iterrows():
+                out.append(
+                    f"{more.device} ({_threads(more.threads)}) calibrated at {more.calibrated_flops_per_s / 1e9:.1f} "
+                    f"GFLOP/s at batch size {bs}, below {less.device} ({_threads(less.threads)}) at "
+                    f"{less.calibrated_flops_per_s / 1e9:.1f}: {fix}."
+                )
+    return out
 
 
 def baseline_label(base: pd.DataFrame) -> str | None:

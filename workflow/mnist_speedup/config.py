@@ -16,6 +16,9 @@ from .mnist import CANONICAL_SHA256, mirror_kind
 
 #: images in the canonical MNIST training file
 MNIST_TRAIN_IMAGES = 60_000
+MAX_SEED = 2**32 - 1  # what TensorFlow and NumPy accept
+#: palettes that need no seaborn import to be known
+FAST_PALETTES = {p + s for p in ("deep", "muted", "bright", "pastel", "dark", "colorblind") for s in ("", "6")}
 
 
 class ConfigError(ValueError):
@@ -48,6 +51,63 @@ def training_set_size(config: dict) -> int:
     return min(available, int(subset)) if subset else available
 
 
+def _check_sizes(config: dict) -> None:
+    validation = int(config.get("validation_size", 10_000))
+    if validation >= MNIST_TRAIN_IMAGES:
+        _fail(
+            "validation_size",
+            f"{validation} leaves no training data (MNIST has {MNIST_TRAIN_IMAGES} training images)",
+            f"use a validation_size below {MNIST_TRAIN_IMAGES}, e.g. 10000 as the original",
+        )
+
+
+def check_labels(config: dict) -> None:
+    """Before the schema: labels are text, unique even when case is ignored."""
+    devices = config.get("devices")
+    if not isinstance(devices, dict):
+        return
+    seen = {}
+    for label in devices:
+        if not isinstance(label, str):
+            _fail("devices", f"label {label!r} is a number, not text", f"quote it: '{label}'")
+        if label.lower() in seen:
+            _fail(
+                "devices",
+                f"labels {seen[label.lower()]!r} and {label!r} differ only in case (one folder on "
+                "case-insensitive file systems)",
+                "give every device a distinct label",
+            )
+        seen[label.lower()] = label
+    if isinstance(config.get("baseline"), (int, float)) and not isinstance(config["baseline"], bool):
+        _fail("baseline", f"{config['baseline']!r} is a number, not text", f"quote it: '{config['baseline']}'")
+
+
+def _check_figure(config: dict) -> None:
+    palette = (config.get("figure") or {}).get("palette", "colorblind")
+    if palette in FAST_PALETTES:
+        return
+    import seaborn as sns  # only for an unusual palette name
+
+    try:
+        sns.color_palette(palette)
+    except (ValueError, KeyError, TypeError):
+        _fail("figure.palette", f"{palette!r} is not a palette seaborn knows", "e.g. colorblind, deep, muted, viridis")
+
+
+def _check_threads(label: str, threads, limit: int) -> None:
+    if isinstance(threads, bool) or not isinstance(threads, int):
+        _fail(f"devices.{label}.threads", f"{threads!r} must be a whole number", "set threads: 1 or more")
+    if threads < 1:
+        _fail(f"devices.{label}.threads", f"{threads!r} is not a positive integer", "set threads: 1 or more")
+    if threads > limit:
+        _fail(
+            f"devices.{label}.threads",
+            f"{threads} is more than the {limit} logical cores this machine has (more threads than cores "
+            "only slow training down)",
+            f"use at most {limit}, or raise max_threads for a cluster whose nodes have more cores",
+        )
+
+
 def _check_loop(config: dict) -> None:
     per_call = config.get("steps_per_call", "epoch")
     if per_call != "epoch" and (isinstance(per_call, bool) or not isinstance(per_call, int) or per_call < 1):
@@ -72,6 +132,25 @@ def _check_price(label: str, spec: dict) -> None:
         )
 
 
+def prepare(config: dict, command_line: dict | None, schema_path) -> dict:
+    """Before the schema's defaults: ``devices=`` on the command line
+    replaces the file's devices, text from ``--config`` becomes the type the
+    schema asks for, labels are checked, and a schema violation is reported
+    in the project's words (key, problem, fix)."""
+    import yaml
+
+    from . import configinput
+
+    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
+    configinput.replace_mappings(config, configinput.coerce(command_line or {}, schema))
+    config.update(configinput.coerce(dict(config), schema))
+    check_labels(config)
+    problem = configinput.schema_problem(config, schema)
+    if problem:
+        raise ConfigError(problem)
+    return config
+
+
 def check(config: dict, gpus: list[dict] | None = None) -> dict:
     """Check ``config`` in place and return it with ``devices`` resolved."""
     for key in ("seeds", "batch_sizes"):
@@ -80,8 +159,8 @@ def check(config: dict, gpus: list[dict] | None = None) -> dict:
         if bs < 1:
             _fail("batch_sizes", f"{bs} is not a positive batch size", "use batch sizes of 1 or more")
     for seed in config["seeds"]:
-        if seed < 0:
-            _fail("seeds", f"{seed} is negative", "use seeds of 0 or more")
+        if not 0 <= seed <= MAX_SEED:
+            _fail("seeds", f"{seed} is outside 0 to 2**32 - 1", "use seeds from 0 to 4294967295")
     epochs, warmup = config["epochs"], config["warmup_epochs"]
     if epochs < 1:
         _fail("epochs", f"{epochs} is not positive", "set epochs to 1 or more")
@@ -95,6 +174,7 @@ def check(config: dict, gpus: list[dict] | None = None) -> dict:
     target = config.get("target_accuracy", 0.95)
     if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target <= 1:
         _fail("target_accuracy", f"{target!r} is not a validation accuracy in (0, 1]", "e.g. target_accuracy: 0.95")
+    _check_sizes(config)
     n_train = training_set_size(config)
     too_big = [bs for bs in config["batch_sizes"] if bs > n_train]
     if too_big:
@@ -104,6 +184,7 @@ def check(config: dict, gpus: list[dict] | None = None) -> dict:
             "use batch sizes no larger than the training set",
         )
 
+    _check_figure(config)
     for mirror in config["mirrors"]:
         try:
             mirror_kind(mirror)
@@ -133,9 +214,7 @@ def check(config: dict, gpus: list[dict] | None = None) -> dict:
         _check_price(label, spec)
         if kind == "cpu":
             spec.setdefault("threads", dev.logical_cores())
-            threads = spec["threads"]
-            if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-                _fail(f"devices.{label}.threads", f"{threads!r} is not a positive integer", "set threads: 1 or more")
+            _check_threads(label, spec["threads"], config.get("max_threads") or dev.logical_cores())
         else:
             spec.setdefault("index", 0)
             index = spec["index"]
@@ -154,9 +233,19 @@ def check(config: dict, gpus: list[dict] | None = None) -> dict:
 
     for folder in config.get("extra_runs") or []:
         path = Path(folder)
+        if str(folder).endswith(".tar.gz"):
+            if not path.is_file() or not os.access(path, os.R_OK):
+                _fail(
+                    "extra_runs",
+                    f"{folder!r} is not a readable file",
+                    "point it at a bundle made by `snakemake --cores 1 bundle` on the other machine",
+                )
+            continue
         if not path.is_dir() or not os.access(path, os.R_OK | os.X_OK):
             _fail(
-                "extra_runs", f"{folder!r} is not a readable directory", "point it at a folder that holds a runs/ tree"
+                "extra_runs",
+                f"{folder!r} is not a readable directory",
+                "point it at a folder that holds a runs/ tree, or at a results bundle (.tar.gz)",
             )
         if not (path / "runs").is_dir():
             _fail(

@@ -83,7 +83,8 @@ def is_safe_label(label: str) -> bool:
     return bool(_LABEL_RE.match(str(label)))
 
 
-def describe(spec: dict) -> str:
+def describe(spec: dict, gpu_name: str | None = None) -> str:
+    """What a device is, in words: ``2 threads`` or the GPU's name."""
     if spec["type"] == "cpu":
-        return f"CPU, {spec['threads']} thread{'s' if spec['threads'] != 1 else ''}"
-    return f"GPU {spec['index']}"
+        return f"{spec['threads']} thread{'s' if spec['threads'] != 1 else ''}"
+    return gpu_name or f"GPU {spec['index']}"

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import shutil
 import struct
 import tempfile
+import time
 import zlib
 from pathlib import Path
-from urllib.parse import unquote, urlparse
+from urllib.parse import unquote, urlparse, urlsplit, urlunsplit
 
 import numpy as np
 
@@ -73,7 +75,7 @@ def mirror_kind(mirror: str) -> str:
     if len(parsed.scheme) == 1:  # a Windows drive letter, e.g. C:\data
         return "local"
     raise ValueError(
-        f"mirror {mirror!r} has the unsupported scheme {parsed.scheme!r}; "
+        f"mirror {mask_url(mirror)!r} has the unsupported scheme {parsed.scheme!r}; "
         f"use one of {', '.join(s + '://' for s in SUPPORTED_SCHEMES)} or a local directory path"
     )
 
@@ -85,42 +87,103 @@ def local_dir(mirror: str) -> Path:
     return Path(mirror).expanduser()
 
 
-def decompressed_content(raw: bytes, name: str) -> bytes:
-    """The decompressed bytes of a downloaded ``.gz`` file, or a MirrorError."""
-    if raw[:2] != b"\x1f\x8b":
-        raise MirrorError(f"{name}.gz is not a gzip file (got {len(raw)} bytes starting {raw[:8]!r})")
-    try:
-        return gzip.decompress(raw)
-    except (EOFError, OSError, zlib.error) as exc:
-        raise MirrorError(f"{name}.gz is truncated or corrupt ({exc})") from exc
+#: decompressed sizes of the canonical files: nothing longer can be MNIST
+MAX_CONTENT_BYTES = {
+    "train-images-idx3-ubyte": 47_040_016,
+    "train-labels-idx1-ubyte": 60_008,
+    "t10k-images-idx3-ubyte": 7_840_016,
+    "t10k-labels-idx1-ubyte": 10_008,
+}
+_CHUNK = 1 << 16
 
 
-def verify(content: bytes, name: str, expected_sha256: str) -> None:
-    digest = sha256_hex(content)
-    if digest != expected_sha256:
+def max_download_bytes(name: str) -> int:
+    """A .gz of the file can be at most a little larger than its content."""
+    return MAX_CONTENT_BYTES[name] + MAX_CONTENT_BYTES[name] // 100 + _CHUNK
+
+
+def mask_url(url: str) -> str:
+    """The URL with any password replaced: ``http://user:***@host/...``."""
+    parts = urlsplit(str(url))
+    if parts.password is None and "@" not in parts.netloc:
+        return str(url)
+    user, _, host = parts.netloc.rpartition("@")
+    name = user.split(":", 1)[0]
+    return urlunsplit(parts._replace(netloc=f"{name}:***@{host}" if name else f"***@{host}"))
+
+
+def file_url(base: str, name: str) -> str:
+    """``name``.gz inside the mirror ``base``; a query string is kept as a query."""
+    parts = urlsplit(base)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/" + name + ".gz"))
+
+
+def verify_file(path: Path, name: str, expected_sha256: str) -> None:
+    """Decompress and hash ``path`` as a stream; memory stays bounded, and a
+    file that decompresses past the known MNIST size is rejected there."""
+    limit = MAX_CONTENT_BYTES.get(name)
+    with open(path, "rb") as raw:
+        if raw.read(2) != b"\x1f\x8b":
+            raise MirrorError(f"{name}.gz is not a gzip file ({path.stat().st_size} bytes)")
+        raw.seek(0)
+        digest, size = hashlib.sha256(), 0
+        try:
+            with gzip.GzipFile(fileobj=raw) as stream:
+                while chunk := stream.read(_CHUNK):
+                    size += len(chunk)
+                    if limit is not None and size > limit:
+                        raise MirrorError(f"{name}.gz decompresses to more than the {limit} bytes of MNIST's {name}")
+                    digest.update(chunk)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise MirrorError(f"{name}.gz is truncated or corrupt ({exc})") from exc
+    if digest.hexdigest() != expected_sha256:
         raise MirrorError(
-            f"{name}: SHA-256 of the decompressed content is {digest}, expected {expected_sha256} "
+            f"{name}: SHA-256 of the decompressed content is {digest.hexdigest()}, expected {expected_sha256} "
             "(wrong or damaged file)"
         )
 
 
-def _fetch_http(base: str, name: str, staging: Path, timeout: float, retries: int) -> Path:
-    """Download with pooch (retries, streaming to a temporary file). TLS
-    certificates are always verified (requests' default, never turned off)."""
-    import pooch  # imported here: only HTTP mirrors need it
+def _stream_to(response, dest: Path, name: str, deadline: float, deadline_s: float) -> None:
+    limit = max_download_bytes(name) if name in MAX_CONTENT_BYTES else None
+    got = 0
+    with open(dest, "wb") as out:
+        for chunk in response.iter_content(_CHUNK):
+            got += len(chunk)
+            if limit is not None and got > limit:
+                raise MirrorError(f"sent more than {limit} bytes, more than any {name}.gz can be")
+            if time.monotonic() > deadline:
+                raise MirrorError(f"took longer than download_deadline ({deadline_s:g} s); abandoned")
+            out.write(chunk)
 
-    url = base.rstrip("/") + "/" + name + ".gz"
-    downloader = pooch.HTTPDownloader(progressbar=False, timeout=timeout)
-    fetcher = pooch.create(
-        path=staging,
-        base_url=base.rstrip("/") + "/",
-        registry={name + ".gz": None},
-        retry_if_failed=retries,
-    )
-    try:
-        return Path(fetcher.fetch(name + ".gz", downloader=downloader))
-    except Exception as exc:  # requests raises many types; report them all the same way
-        raise MirrorError(f"{url}: {type(exc).__name__}: {exc}") from exc
+
+def _fetch_http(base: str, name: str, staging: Path, timeout: float, retries: int, deadline_s: float) -> Path:
+    """Download as a stream into ``staging``. ``timeout`` bounds each wait
+    for the server, ``deadline_s`` the whole file, attempts included. TLS
+    certificates are always verified (requests' default, never turned off)."""
+    import requests  # imported here: only HTTP mirrors need it
+
+    url, deadline = file_url(base, name), time.monotonic() + deadline_s
+    staging.mkdir(parents=True, exist_ok=True)
+    dest = staging / (name + ".gz")
+    for attempt in range(retries + 1):
+        try:
+            with requests.get(url, stream=True, timeout=timeout) as response:
+                response.raise_for_status()
+                _stream_to(response, dest, name, deadline, deadline_s)
+            return dest
+        except MirrorError as exc:
+            raise MirrorError(f"{mask_url(url)}: {exc}") from None
+        except Exception as exc:  # requests raises many types; report them all the same way
+            why = mask_url(str(exc)).replace(mask_url(url), "")
+            if attempt == retries or time.monotonic() + attempt + 1 > deadline:
+                raise MirrorError(f"{mask_url(url)}: {type(exc).__name__}: {_masked_text(why, base)}") from None
+            time.sleep(attempt + 1)
+    raise AssertionError("unreachable")
+
+
+def _masked_text(text: str, base: str) -> str:
+    password = urlsplit(base).password
+    return text.replace(password, "***") if password else text
 
 
 def _fetch_local(base: str, name: str) -> Path:
@@ -139,37 +202,40 @@ def fetch_verified(
     timeout: float = 60.0,
     retries: int = 2,
     log=print,
+    deadline: float = 1800.0,
 ) -> str:
     """Fetch ``name``.gz from the first mirror that has a verified copy.
 
-    Writes ``dest`` atomically and returns the mirror used. Raises
-    DownloadError listing every mirror tried and its failure.
+    Writes ``dest`` atomically and returns the mirror used (its password
+    masked). Raises DownloadError listing every mirror tried and its failure.
     """
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     failures = []
     with tempfile.TemporaryDirectory(prefix="mnist-download-") as staging:
         for number, mirror in enumerate(mirrors):
+            shown = mask_url(mirror)
             try:
                 if mirror_kind(mirror) == "http":
-                    # a folder per mirror: pooch would reuse a file already there
-                    got = _fetch_http(mirror, name, Path(staging) / str(number), timeout, retries)
+                    got = _fetch_http(mirror, name, Path(staging) / str(number), timeout, retries, deadline)
                 else:
                     got = _fetch_local(mirror, name)
-                raw = got.read_bytes()
-                verify(decompressed_content(raw, name), name, expected_sha256)
+                verify_file(got, name, expected_sha256)
+                with atomic.replacing(dest) as tmp:
+                    shutil.copyfile(got, tmp)
             except (MirrorError, ValueError, OSError) as exc:
-                log(f"mirror {mirror}: {exc}")
-                failures.append((mirror, str(exc)))
+                why = _masked_text(str(exc), mirror)
+                log(f"mirror {shown}: {why}")
+                failures.append((shown, why))
                 continue
-            atomic.write_bytes(dest, raw)
-            log(f"{name}: verified from {mirror}")
-            return mirror
+            log(f"{name}: verified from {shown}")
+            return shown
     lines = "\n".join(f"  - {m}: {why}" for m, why in failures) or "  (no mirrors configured)"
     raise DownloadError(
         f"could not get a verified copy of {name} from any mirror:\n{lines}\n"
         "Fix: set `mirrors` in the config (or --config mirrors=...) to a reachable mirror or to "
-        "a local directory holding the four MNIST .gz files, e.g. mirrors: ['/data/mnist']."
+        "a local directory holding the four MNIST .gz files, e.g. mirrors: ['/data/mnist']. "
+        "Keep passwords out of the config: put them in ~/.netrc, which the download reads."
     )
 
 

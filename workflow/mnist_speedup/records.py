@@ -10,12 +10,25 @@ the fix (rerun them).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import re
 from pathlib import Path
 
 from . import atomic
+from .devices import LABEL_PATTERN
 from .trainer import SCHEMA_VERSION
+
+#: the field in which a job writes the SHA-256 of the rest of its record
+DIGEST_FIELD = "record_sha256"
+_LABEL = re.compile(LABEL_PATTERN + r"\Z")
+_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}\Z")
+#: an epoch of this MLP on MNIST longer than a day is not a measurement
+MAX_EPOCH_S = 86_400.0
+#: how closely derived timing fields must match the epoch times (JSON keeps
+#: full float precision, so this only absorbs the last bits of rounding)
+RELATIVE_TOLERANCE = 1e-6
 
 
 class RecordError(ValueError):
@@ -33,6 +46,61 @@ def calibration_files(results_dir) -> list[Path]:
 
 def write_json_atomic(path, obj) -> None:
     atomic.write_text(path, json.dumps(obj, indent=2, allow_nan=False) + "\n")
+
+
+def content_digest(record: dict) -> str:
+    """SHA-256 of a record's content without its own digest field."""
+    body = {k: v for k, v in record.items() if k != DIGEST_FIELD}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def seal(record: dict) -> dict:
+    """The record with the digest of its content, as the job that made it wrote it."""
+    return {**record, DIGEST_FIELD: content_digest(record)}
+
+
+def write_record(path, record: dict) -> None:
+    write_json_atomic(path, seal(record))
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a number a measurement can have")
+
+
+def parse(text: str):
+    """JSON without NaN or Infinity (Python's json accepts both)."""
+    return json.loads(text, parse_constant=_refuse_constant)
+
+
+def check_digest(record: dict, source: str) -> None:
+    written = record.get(DIGEST_FIELD)
+    if not isinstance(written, str):
+        raise RecordError(
+            f"{source}: has no `{DIGEST_FIELD}`, so it cannot be shown to be what its job wrote. "
+            "Fix: delete it and run snakemake again to redo that run (on the machine that made it)."
+        )
+    if written != content_digest(record):
+        raise RecordError(
+            f"{source}: was edited after it was written (its content no longer matches its "
+            f"`{DIGEST_FIELD}`). Fix: restore the original file, or delete it and rerun that run."
+        )
+
+
+def check_names(record: dict, source: str, label_key: str = "device") -> None:
+    """Labels and hostnames end up in file names, tables and HTML: only safe ones."""
+    label, host = record.get(label_key), (record.get("environment") or {}).get("hostname")
+    if not isinstance(label, str) or not _LABEL.match(label):
+        raise RecordError(
+            f"{source}: device label {label!r} is not a safe name (letters, digits, '-' and '_', "
+            "starting with a letter or digit). Fix: rename the device in the config of the machine "
+            "that made it and rerun, or remove the record."
+        )
+    if not isinstance(host, str) or not _HOST.match(host):
+        raise RecordError(
+            f"{source}: hostname {host!r} is not a safe name (letters, digits, '.', '-' and '_'). "
+            "Fix: remove the record, or rerun it on a machine with a plain hostname."
+        )
 
 
 # (dotted key, accepted types) that aggregation relies on
@@ -89,6 +157,7 @@ def check(record, source: str = "record") -> dict:
             "(delete the file and run snakemake again), or aggregate it with the workflow "
             "version that wrote it."
         )
+    check_digest(record, source)
     for dotted, types in _REQUIRED:
         try:
             value = _get(record, dotted)
@@ -98,17 +167,63 @@ def check(record, source: str = "record") -> dict:
             raise RecordError(f"{source}: field `{dotted}` has the wrong type ({value!r})")
         if isinstance(value, float) and not math.isfinite(value):
             raise RecordError(f"{source}: field `{dotted}` is not finite ({value!r})")
-    epoch_s = record["timing"]["epoch_s"]
-    if len(epoch_s) != record["epochs"] or not all(isinstance(v, (int, float)) and v > 0 for v in epoch_s):
-        raise RecordError(f"{source}: timing.epoch_s must hold {record['epochs']} positive epoch times")
-    if record["timing"]["steady_epoch_mean_s"] <= 0:
-        raise RecordError(f"{source}: timing.steady_epoch_mean_s must be positive")
-    accuracies = record["quality"]["epoch_val_accuracy"]
-    if len(accuracies) != record["epochs"] or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1 for v in accuracies
-    ):
-        raise RecordError(f"{source}: quality.epoch_val_accuracy must hold {record['epochs']} accuracies in [0, 1]")
+    check_names(record, source)
+    _check_timing(record, source)
+    _check_quality(record, source)
     return record
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=RELATIVE_TOLERANCE, abs_tol=1e-12)
+
+
+def _sense(source: str, field: str, problem: str) -> RecordError:
+    return RecordError(
+        f"{source}: `{field}` {problem}; the record is damaged or was not written by this workflow. "
+        "Fix: delete it and run snakemake again to redo that run."
+    )
+
+
+def _check_timing(record: dict, source: str) -> None:
+    t, epochs, warmup = record["timing"], record["epochs"], record["warmup_epochs"]
+    epoch_s = t["epoch_s"]
+    if len(epoch_s) != epochs or not all(_number(v) and 0 < v <= MAX_EPOCH_S for v in epoch_s):
+        raise _sense(source, "timing.epoch_s", f"must hold {epochs} finite positive epoch times (each under a day)")
+    if not 0 <= warmup < epochs:
+        raise _sense(source, "warmup_epochs", f"is {warmup} with {epochs} epochs")
+    if not _close(t["first_epoch_s"], epoch_s[0]):
+        raise _sense(
+            source, "timing.first_epoch_s", f"is {t['first_epoch_s']!r} but the first epoch took {epoch_s[0]!r}"
+        )
+    steady = epoch_s[warmup:]
+    mean = math.fsum(steady) / len(steady)
+    if not _close(t["steady_epoch_mean_s"], mean):
+        raise _sense(
+            source, "timing.steady_epoch_mean_s",
+            f"is {t['steady_epoch_mean_s']!r} but the mean of the epochs after the warm-up is {mean!r}",
+        )  # fmt: skip
+    if record["samples_per_epoch"] <= 0 or not _close(t["samples_per_s"], record["samples_per_epoch"] / mean):
+        raise _sense(
+            source, "timing.samples_per_s",
+            f"is {t['samples_per_s']!r}, not samples per epoch over the steady epoch time "
+            f"({record['samples_per_epoch']} / {mean!r})",
+        )  # fmt: skip
+    if record["flops"]["achieved_per_s"] <= 0:
+        raise _sense(source, "flops.achieved_per_s", "must be positive")
+
+
+def _check_quality(record: dict, source: str) -> None:
+    q = record["quality"]
+    accuracies = q["epoch_val_accuracy"]
+    if len(accuracies) != record["epochs"] or not all(_number(v) and 0 <= v <= 1 for v in accuracies):
+        raise _sense(source, "quality.epoch_val_accuracy", f"must hold {record['epochs']} accuracies in [0, 1]")
+    for field in ("test_accuracy", "val_accuracy"):
+        if not 0 <= q[field] <= 1:
+            raise _sense(source, f"quality.{field}", f"is {q[field]!r}, outside [0, 1]")
 
 
 def load(path) -> dict:
@@ -118,10 +233,12 @@ def load(path) -> dict:
     except OSError as exc:
         raise RecordError(f"{path}: cannot be read ({exc})") from exc
     try:
-        record = json.loads(text)
+        record = parse(text)
     except json.JSONDecodeError as exc:
         raise RecordError(
             f"{path}: is not valid JSON ({exc.msg} at line {exc.lineno}); the file is truncated "
             "or was edited by hand. Fix: delete it and run snakemake again to redo that run."
         ) from None
+    except ValueError as exc:
+        raise RecordError(f"{path}: {exc}. Fix: delete it and run snakemake again to redo that run.") from None
     return check(record, str(path))

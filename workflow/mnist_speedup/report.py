@@ -8,13 +8,21 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from dataclasses import dataclass
 
 import pandas as pd
 import yaml
 
 from . import drift as drift_check
-from .aggregate import ACCURACY_TOLERANCE, CV_WARN, accuracy_flags, device_labels, software_differences
+from .aggregate import (
+    ACCURACY_TOLERANCE,
+    CV_WARN,
+    accuracy_flags,
+    device_labels,
+    efficiency_flags,
+    software_differences,
+)
 from .tta import BEST_CAVEAT
 
 HOST_OVERHEAD_WARN = 0.10
@@ -147,6 +155,7 @@ def warnings(t: Tables, baseline: str, config: dict) -> list[str]:
             f"(more than {ACCURACY_TOLERANCE:.0%} apart): the devices may not train the same model."
         )
     out += [esc(w) for w in software_differences(s, baseline)]
+    out += [esc(w) for w in efficiency_flags(sp)]
     out += [esc(w) for w in drift_check.warnings(t.drift, sp)]
     if s.groupby(["device", "batch_size"]).size().min() < 2:
         out.append("Some device and batch size have a single run: no confidence interval is possible. Add seeds.")
@@ -259,15 +268,24 @@ def efficiency_section(t: Tables) -> list[str]:
             "batch size": sp.batch_size,
             "device": sp.device.map(names),
             "achieved": sp.achieved_flops_per_s.map(lambda v: _num(v / 1e9, "{:.1f} GFLOP/s")),
-            "calibrated matmul rate": sp.calibrated_flops_per_s.map(lambda v: _num(v / 1e9, "{:.1f} GFLOP/s")),
-            "fraction": sp.fraction_of_calibrated.map(lambda v: _num(v * 100, "{:.0f}%")),
+            "calibrated matmul rate (TensorFlow)": sp.calibrated_flops_per_s.map(
+                lambda v: _num(v / 1e9, "{:.1f} GFLOP/s")
+            ),
+            "same shapes through NumPy's BLAS": sp.get("numpy_flops_per_s", pd.Series(math.nan, sp.index)).map(
+                lambda v: _num(v / 1e9, "{:.1f} GFLOP/s")
+            ),
+            "fraction": [
+                _num(v * 100, "{:.0f}%") + (" ⚠ above the bound" if v > 1 else "") for v in sp.fraction_of_calibrated
+            ],
         }
     )
     return [
         "## Efficiency against each device's own limit",
         "",
         "Achieved training FLOP/s (analytic count per step) against the calibrated float32 "
-        "matrix-multiply rate of the same device at the MLP's layer shapes.",
+        "matrix-multiply rate of the same device at the MLP's layer shapes. On CPU devices the same "
+        "products through NumPy's BLAS show whether TensorFlow, not the hardware, is the limit: where "
+        "NumPy is much faster, the framework is.",
         "",
         _table(eff),
         "",
@@ -445,3 +463,29 @@ def render(t: Tables, baseline: str, config: dict, figures: dict[str, list[str]]
     parts += environment_section(t, environments)
     parts += ["## Configuration", "", "```yaml", code_block(yaml.safe_dump(public_config, sort_keys=False)), "```", ""]
     return "\n".join(parts)
+
+
+# ------------------------------------------------------------ findings for the HTML report
+
+
+def _inline_html(text: str) -> str:
+    """Report text (already escaped by :func:`esc`) with its bits of
+    Markdown (bold, code, escaped pipes) as HTML."""
+    text = text.replace("\\|", "|")
+    text = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+
+
+def findings_html(t: Tables, baseline: str, config: dict) -> str:
+    """What the report found, for `snakemake --report`: the headline, the
+    header and every warning, as one small self-contained HTML page."""
+    items = lambda lines: "".join(f"<li>{_inline_html(x)}</li>" for x in lines)  # noqa: E731
+    warn = warnings(t, baseline, config)
+    header_text = " ".join(_inline_html(x) for x in header(t, config) if x)
+    return (
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>Findings</title></head><body>'
+        f"<h1>What this run found</h1><ul>{items(headline(t, baseline))}</ul>"
+        f"<p>{header_text}</p>"
+        + (f"<h2>Warnings</h2><ul>{items(warn)}</ul>" if warn else "<h2>Warnings</h2><p>None.</p>")
+        + "<p>The full report, with every table, is results/&lt;experiment&gt;/report.md.</p></body></html>\n"
+    )

@@ -35,8 +35,17 @@ def logged(snakemake):
         os.dup2(log_file.fileno(), 2)
         sys.stdout = os.fdopen(os.dup(1), "w", buffering=1)
         sys.stderr = os.fdopen(os.dup(2), "w", buffering=1)
+
+        def log(*parts):
+            print(*parts, flush=True)
+
+        def to_console(line: str) -> None:  # one line for the person watching the terminal
+            console.write(line + "\n")
+            console.flush()
+
+        log.console = to_console
         try:
-            yield lambda *parts: print(*parts, flush=True)
+            yield log
         except BaseException as exc:
             traceback.print_exc()
             sys.stderr.flush()

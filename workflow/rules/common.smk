@@ -1,6 +1,10 @@
 # Configuration validation, device resolution and input functions.
+import datetime
 import hashlib
+import os
 import random
+import re
+import socket
 import sys
 from pathlib import Path
 
@@ -8,21 +12,35 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 from snakemake.utils import validate
 
-sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
+# Every path from this file's own location, so that the workflow also runs
+# as a module of another workflow (whose working directory is elsewhere).
+WORKFLOW_DIR = Path(workflow.current_basedir).resolve().parent
+sys.path.insert(0, str(WORKFLOW_DIR))
 
 from mnist_speedup import config as config_check  # noqa: E402
 from mnist_speedup import devices as device_info  # noqa: E402
-from mnist_speedup import mnist, records  # noqa: E402
+from mnist_speedup import bundle, mnist, progress, records  # noqa: E402
 
-validate(config, "../../config/schemas/config.schema.yaml")
+SCHEMA = WORKFLOW_DIR.parent / "config" / "schemas" / "config.schema.yaml"
 try:
+    # --config values arrive as text; coerce, check in our words, then let
+    # the schema fill in the defaults and check how the keys fit together
+    config_check.prepare(config, workflow.config_settings.config, SCHEMA)
+    validate(config, str(SCHEMA))
     config_check.check(config)
 except config_check.ConfigError as exc:
     raise WorkflowError(f"Invalid configuration: {exc}") from None
 
 DEVICES = config["devices"]
+# Every output of an experiment lives under its own folder, so that another
+# config (config/seed.yaml, a reduced one) never overwrites or reruns it.
+EXPERIMENT = config["experiment"]
+RESULTS = f"results/{EXPERIMENT}"
+LOGS = f"logs/{EXPERIMENT}"
+# this machine, as it names its results bundle
+HOST = re.sub(r"[^A-Za-z0-9._-]", "_", socket.gethostname()) or "host"
 BASELINE = config["baseline"]
-PACKAGE = Path(workflow.basedir) / "workflow" / "mnist_speedup"
+PACKAGE = WORKFLOW_DIR / "mnist_speedup"
 
 # The code whose change must rerun training: the trainer and what it calls.
 # Hashed into a param, so Snakemake's params trigger reruns exactly the
@@ -92,6 +110,9 @@ def block_order():
 
 
 BLOCK_ORDER = block_order()
+# for the console's progress line of each finished run (jobs inherit these)
+os.environ.setdefault(progress.START, datetime.datetime.now(datetime.UTC).isoformat())
+os.environ[progress.TOTAL] = str(len(BLOCK_ORDER))
 # Snakemake runs the ready job of highest priority first; with one
 # timing_slot, jobs run one at a time in exactly this order.
 CALIBRATION_PRIORITY = 2 * len(BLOCK_ORDER) + len(DEVICES) + 10
@@ -109,7 +130,7 @@ def calibration_priority(wildcards):
 def run_files():
     """This machine's run records for every device x batch size x seed."""
     return expand(
-        "results/runs/{device}/bs{batch_size}/seed{seed}.json",
+        f"{RESULTS}/runs/{{device}}/bs{{batch_size}}/seed{{seed}}.json",
         device=DEVICES,
         batch_size=config["batch_sizes"],
         seed=config["seeds"],
@@ -117,11 +138,27 @@ def run_files():
 
 
 def calibration_files():
-    return expand("results/calibration/{device}.json", device=DEVICES)
+    return expand(f"{RESULTS}/calibration/{{device}}.json", device=DEVICES)
 
 
 def expected_sha256(name):
     return config["mnist_sha256"].get(name, mnist.CANONICAL_SHA256[name])
+
+
+def data_digest():
+    """What the prepared MNIST holds, known before it exists: the verified
+    files' SHA-256 and the validation split. Training takes the npz as
+    ancient() and this digest as a param, so regenerating an identical npz
+    reruns nothing, while other data (other checksums, another split) reruns
+    every run."""
+    digest = hashlib.sha256()
+    for name in mnist.FILES:
+        digest.update(f"{name}={expected_sha256(name)}\n".encode())
+    digest.update(f"validation_size={config['validation_size']}".encode())
+    return digest.hexdigest()[:16]
+
+
+DATA_DIGEST = data_digest()
 
 
 def device_spec(wildcards):
@@ -186,31 +223,71 @@ def device_prices():
 
 def figure_files(name):
     return expand(
-        "results/figures/{name}.{ext}", name=name, ext=config["figure"]["formats"]
+        f"{RESULTS}/figures/{{name}}.{{ext}}",
+        name=name,
+        ext=config["figure"]["formats"],
     )
 
 
+def imported_bundles():
+    """{folder name: bundle path} for each results bundle in extra_runs:
+    each is verified and unpacked into results/<experiment>/imported/."""
+    out = {}
+    for entry in config["extra_runs"]:
+        if bundle.is_bundle(entry):
+            path = Path(entry).resolve()
+            stem = re.sub(r"[^A-Za-z0-9._-]", "_", path.name[: -len(".tar.gz")])
+            out[f"{stem}-{hashlib.sha256(str(path).encode()).hexdigest()[:8]}"] = str(
+                path
+            )
+    return out
+
+
+IMPORTED = imported_bundles()
+
+
+def extra_run_folders():
+    """Folders of other machines' runs: copied ones, and unpacked bundles."""
+    plain = [f for f in config["extra_runs"] if not bundle.is_bundle(f)]
+    return plain + [f"{RESULTS}/imported/{name}" for name in IMPORTED]
+
+
 def extra_result_files():
-    """Run records and calibrations copied from other machines."""
+    """Run records and calibrations from other machines (for the plan)."""
     files = []
     for folder in config["extra_runs"]:
-        files += records.run_files(folder) + records.calibration_files(folder)
-    return [str(f) for f in files]
+        if not bundle.is_bundle(folder):
+            files += records.run_files(folder) + records.calibration_files(folder)
+    return [str(f) for f in files] + [f"{RESULTS}/imported/{name}" for name in IMPORTED]
+
+
+def bundle_path(wildcards):
+    return IMPORTED[wildcards.name]
+
+
+# Where and how this machine fetches MNIST: they matter only to the
+# download (never rerun once a file is verified), so no later job takes them
+# as a param, and a mirror URL with a password never reaches a report.
+MACHINE_LOCAL = ("mirrors", "download_timeout", "download_retries", "download_deadline")
 
 
 def report_config():
-    """The configuration as the report shows it (resolved devices included)."""
-    return {k: v for k, v in config.items() if not k.startswith("_")} | {
-        "devices_auto": bool(config.get("_auto_devices"))
+    """The configuration as the report and the bundle show it: resolved
+    devices included, machine-local download settings left out."""
+    shown = {
+        k: v
+        for k, v in config.items()
+        if not k.startswith("_") and k not in MACHINE_LOCAL
     }
+    return shown | {"devices_auto": bool(config.get("_auto_devices"))}
 
 
 def final_outputs():
     return [
-        "results/summary.csv",
-        "results/speedup.csv",
-        "results/time_to_accuracy.csv",
-        "results/report.md",
+        f"{RESULTS}/summary.csv",
+        f"{RESULTS}/speedup.csv",
+        f"{RESULTS}/time_to_accuracy.csv",
+        f"{RESULTS}/report.md",
         *figure_files("speedup"),
         *figure_files("timeline"),
     ]

@@ -8,28 +8,28 @@ rule aggregate:
         extra=extra_result_files(),
     output:
         summary=report(
-            "results/summary.csv",
+            f"{RESULTS}/summary.csv",
             caption="../report/summary.rst",
             category="Tables",
             labels={"table": "one row per run"},
         ),
         speedup=report(
-            "results/speedup.csv",
+            f"{RESULTS}/speedup.csv",
             caption="../report/speedup.rst",
             category="Tables",
             labels={"table": "speedup with 95% CI"},
         ),
         time_to_accuracy=report(
-            "results/time_to_accuracy.csv",
+            f"{RESULTS}/time_to_accuracy.csv",
             caption="../report/time_to_accuracy.rst",
             category="Tables",
             labels={"table": "time to accuracy"},
         ),
-        best="results/best_against_best.csv",
-        curves="results/curves.csv",
-        drift="results/drift.csv",
+        best=f"{RESULTS}/best_against_best.csv",
+        curves=f"{RESULTS}/curves.csv",
+        drift=f"{RESULTS}/drift.csv",
     log:
-        "logs/aggregate.log",
+        f"{LOGS}/aggregate.log",
     localrule: True
     conda:
         "../../envs/workflow.yaml"
@@ -37,7 +37,7 @@ rule aggregate:
         timing_slot=1,  # nothing runs beside a timing job
     params:
         baseline=BASELINE,
-        extra_runs=config["extra_runs"],
+        extra_runs=extra_run_folders(),
         target_accuracy=config["target_accuracy"],
         prices=device_prices(),
         code=AGGREGATE_CODE_DIGEST,
@@ -47,9 +47,9 @@ rule aggregate:
 
 rule figure:
     input:
-        summary="results/summary.csv",
-        speedup="results/speedup.csv",
-        curves="results/curves.csv",
+        summary=f"{RESULTS}/summary.csv",
+        speedup=f"{RESULTS}/speedup.csv",
+        curves=f"{RESULTS}/curves.csv",
     output:
         speedup=report(
             figure_files("speedup"),
@@ -62,7 +62,7 @@ rule figure:
             category="Figure",
         ),
     log:
-        "logs/figure.log",
+        f"{LOGS}/figure.log",
     localrule: True
     conda:
         "../../envs/workflow.yaml"
@@ -79,17 +79,22 @@ rule figure:
 
 rule report_markdown:
     input:
-        summary="results/summary.csv",
-        speedup="results/speedup.csv",
-        time_to_accuracy="results/time_to_accuracy.csv",
-        best="results/best_against_best.csv",
-        drift="results/drift.csv",
+        summary=f"{RESULTS}/summary.csv",
+        speedup=f"{RESULTS}/speedup.csv",
+        time_to_accuracy=f"{RESULTS}/time_to_accuracy.csv",
+        best=f"{RESULTS}/best_against_best.csv",
+        drift=f"{RESULTS}/drift.csv",
         figures=figure_files("speedup"),
         timeline=figure_files("timeline"),
     output:
-        "results/report.md",
+        markdown=f"{RESULTS}/report.md",
+        findings=report(
+            f"{RESULTS}/findings.html",
+            caption="../report/findings.rst",
+            category="Findings",
+        ),
     log:
-        "logs/report.log",
+        f"{LOGS}/report.log",
     localrule: True
     conda:
         "../../envs/workflow.yaml"

@@ -4,11 +4,13 @@
 
 rule train:
     input:
-        data="resources/mnist/mnist.npz",
+        # ancient: a regenerated, identical npz reruns nothing; the data
+        # param reruns training when the data's content changes
+        data=ancient("resources/mnist/mnist.npz"),
     output:
-        "results/runs/{device}/bs{batch_size}/seed{seed}.json",
+        f"{RESULTS}/runs/{{device}}/bs{{batch_size}}/seed{{seed}}.json",
     log:
-        "logs/train/{device}/bs{batch_size}/seed{seed}.log",
+        f"{LOGS}/train/{{device}}/bs{{batch_size}}/seed{{seed}}.log",
     priority: train_priority
     conda:
         tensorflow_env
@@ -17,6 +19,7 @@ rule train:
         timing_slot=1,
     params:
         run=training_params,
+        data=DATA_DIGEST,
         code=TRAINING_CODE_DIGEST,
     script:
         "../scripts/train.py"
@@ -24,9 +27,9 @@ rule train:
 
 rule calibrate:
     output:
-        "results/calibration/{device}.json",
+        f"{RESULTS}/calibration/{{device}}.json",
     log:
-        "logs/calibrate/{device}.log",
+        f"{LOGS}/calibrate/{{device}}.log",
     priority: calibration_priority
     conda:
         tensorflow_env

@@ -4,8 +4,13 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
-from mnist_speedup import calibrate, records, tfdevice
-from mnist_speedup.rulescript import logged
+from mnist_speedup import tfdevice
+
+# thread counts for TensorFlow and NumPy's BLAS, before either is imported
+tfdevice.prepare_environment(snakemake.params.device_spec)
+
+from mnist_speedup import calibrate, records  # noqa: E402
+from mnist_speedup.rulescript import logged  # noqa: E402
 
 with logged(snakemake) as log:
     spec = snakemake.params.device_spec
@@ -18,4 +23,4 @@ with logged(snakemake) as log:
             log=log,
         )
     result.update(device=snakemake.wildcards.device, code=snakemake.params.code)
-    records.write_json_atomic(snakemake.output[0], result)
+    records.write_record(snakemake.output[0], result)

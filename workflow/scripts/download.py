@@ -17,5 +17,6 @@ with logged(snakemake) as log:
         expected_sha256=snakemake.params.sha256,
         timeout=snakemake.config["download_timeout"],
         retries=snakemake.config["download_retries"],
+        deadline=snakemake.config["download_deadline"],
         log=log,
     )

@@ -1,4 +1,4 @@
-"""Write results/report.md."""
+"""Write results/<experiment>/report.md, and its findings for the HTML report."""
 
 import json
 import os
@@ -12,7 +12,7 @@ from mnist_speedup import aggregate, atomic, report
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
-    inp, out = snakemake.input, Path(snakemake.output[0])
+    inp, out = snakemake.input, Path(snakemake.output.markdown)
     tables = report.Tables(
         summary=pd.read_csv(inp.summary),
         speedup=pd.read_csv(inp.speedup),
@@ -31,4 +31,5 @@ with logged(snakemake) as log:
     }
     text = report.render(tables, baseline, snakemake.params.config, figures, environments)
     atomic.write_text(out, text)
-    log(f"wrote {out}")
+    atomic.write_text(snakemake.output.findings, report.findings_html(tables, baseline, snakemake.params.config))
+    log(f"wrote {out} and {snakemake.output.findings}")

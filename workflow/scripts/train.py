@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
-from mnist_speedup import records, tfdevice, trainer
+from mnist_speedup import devices, progress, records, tfdevice, trainer
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
@@ -14,5 +14,9 @@ with logged(snakemake) as log:
         record = trainer.run(spec, snakemake.input.data, log=log)
     record["lock_wait_s"] = waited_s
     record["training_code"] = snakemake.params.code
-    records.write_json_atomic(snakemake.output[0], record)
-    log(f"wrote {snakemake.output[0]}")
+    record["data_digest"] = snakemake.params.data
+    out = Path(snakemake.output[0])
+    records.write_record(out, record)
+    log(f"wrote {out}")
+    label = f"{spec.device} ({devices.describe(spec.device_spec, record['environment'].get('gpu_name'))})"
+    log.console(progress.line(record, label, out.parents[2]))

@@ -1,0 +1,160 @@
+"""Results bundles: made on one machine, verified and unpacked on another;
+every kind of damaged or hostile bundle is refused and leaves nothing."""
+
+import io
+import json
+import tarfile
+
+import pytest
+
+from conftest import make_record, write_records
+from mnist_speedup import aggregate, bundle, records
+
+
+def calibration(device="cpu", host="box"):
+    return records.seal({"device": device, "environment": {"hostname": host},
+                         "mlp_shapes": {"100": {"flops_per_s_median": 1e10}},
+                         "square": {"flops_per_s_median": 2e10}})  # fmt: skip
+
+
+def results_folder(tmp_path, host="box"):
+    folder = tmp_path / "results"
+    env = {"hostname": host, "machine_id": "m9"}
+    write_records(folder, [make_record(d, 100, s, environment=env) for d in ("cpu", "cpu1") for s in (1, 2, 3)])
+    for device in ("cpu", "cpu1"):
+        path = folder / "calibration" / f"{device}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(calibration(device, host)))
+    return folder
+
+
+def meta_for(folder, host="box"):
+    return bundle.manifest(folder, bundle.bundle_files(folder), host=host, machine_id="m9", experiment="default",
+                           config={"epochs": 3}, software={"tensorflow": "2.21.0"}, training_code="abc")  # fmt: skip
+
+
+@pytest.fixture
+def made(tmp_path):
+    folder = results_folder(tmp_path)
+    path = tmp_path / "bundle-box.tar.gz"
+    bundle.write(path, folder, meta_for(folder))
+    return path, folder
+
+
+def members(path):
+    with tarfile.open(path, "r:gz") as tar:
+        return [(info, tar.extractfile(info).read() if info.isfile() else b"") for info in tar]
+
+
+def rewrite(path, entries):
+    """A new bundle from (TarInfo, data) pairs, as a tamperer would make it."""
+    out = path.with_name("tampered.tar.gz")
+    with tarfile.open(out, "w:gz") as tar:
+        for info, data in entries:
+            info.size = len(data) if info.isfile() else 0
+            tar.addfile(info, io.BytesIO(data) if info.isfile() else None)
+    return out
+
+
+def test_round_trip_keeps_every_file_and_merges(made, tmp_path):
+    path, folder = made
+    meta = bundle.unpack(path, tmp_path / "unpacked")
+    assert meta["host"] == "box" and meta["bundle_schema_version"] == bundle.SCHEMA_VERSION
+    assert len(meta["files"]) == 6 + 2
+    for name in meta["files"]:
+        assert (tmp_path / "unpacked" / name).read_bytes() == (folder / name).read_bytes()
+    local = write_records(tmp_path / "here", [make_record(d, 100, s) for d in ("cpu", "cpu1") for s in (1, 2, 3)])
+    summary, _ = aggregate.load_runs(local, [tmp_path / "unpacked"], [])
+    assert {"cpu@box", "cpu@h"} <= set(summary.device)
+
+
+def _edited(entries):
+    out = []
+    for info, data in entries:
+        if info.name.endswith("seed1.json") and "/cpu/" in info.name:
+            data = data.replace(b'"test_accuracy": 0.91', b'"test_accuracy": 0.99')
+        out.append((info, data))
+    return out
+
+
+def _extra(entries):
+    info = tarfile.TarInfo("runs/cpu/bs100/seed7.json")
+    return entries + [(info, entries[1][1])]
+
+
+def _traversal(entries):
+    info = tarfile.TarInfo("../../evil.json")
+    return entries + [(info, b"{}")]
+
+
+def _absolute(entries):
+    info = tarfile.TarInfo("/tmp/evil.json")
+    return entries + [(info, b"{}")]
+
+
+def _symlink(entries):
+    info = tarfile.TarInfo("runs/cpu/bs100/seed8.json")
+    info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+    return entries + [(info, b"")]
+
+
+def _oversized(entries):
+    info = tarfile.TarInfo("runs/cpu/bs100/seed9.json")
+    return entries + [(info, b" " * (bundle.MAX_MEMBER_BYTES + 1))]
+
+
+def _other_schema(entries):
+    meta = json.loads(entries[0][1])
+    meta["bundle_schema_version"] = 99
+    return [(entries[0][0], json.dumps(meta).encode())] + entries[1:]
+
+
+@pytest.mark.parametrize(
+    "change, fragment",
+    [
+        (_edited, "does not match its SHA-256 in the manifest (edited or damaged)"),
+        (lambda e: [x for x in e if not x[0].name.endswith("cpu1.json")], "listed in its manifest but missing"),
+        (_extra, "'runs/cpu/bs100/seed7.json' is not listed in its manifest"),
+        (_traversal, "points outside the bundle"),
+        (_absolute, "points outside the bundle"),
+        (_symlink, "is a link or special file"),
+        (_oversized, "over the 8388608-byte limit"),
+        (_other_schema, "bundle_schema_version 99 is not the version this workflow reads (1)"),
+        (lambda e: e[1:], "it has no manifest.json"),
+    ],
+)
+def test_a_bad_bundle_is_refused_and_leaves_nothing(made, tmp_path, change, fragment):
+    path, _ = made
+    bad = rewrite(path, change(members(path)))
+    dest = tmp_path / "unpacked"
+    with pytest.raises(bundle.BundleError) as err:
+        bundle.unpack(bad, dest)
+    message = str(err.value)
+    assert str(bad) in message and fragment in message and "Fix:" in message and "Nothing from it was used" in message
+    assert not dest.exists() and not list(tmp_path.glob(".unpacked*"))
+
+
+def test_a_truncated_bundle_is_refused(made, tmp_path):
+    path, _ = made
+    cut = tmp_path / "cut.tar.gz"
+    cut.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    with pytest.raises(bundle.BundleError, match="truncated or damaged"):
+        bundle.unpack(cut, tmp_path / "unpacked")
+
+
+def test_a_failed_unpack_keeps_the_earlier_good_one(made, tmp_path):
+    path, _ = made
+    dest = tmp_path / "unpacked"
+    bundle.unpack(path, dest)
+    before = sorted(p.relative_to(dest) for p in dest.rglob("*.json"))
+    with pytest.raises(bundle.BundleError):
+        bundle.unpack(rewrite(path, _edited(members(path))), dest)
+    assert sorted(p.relative_to(dest) for p in dest.rglob("*.json")) == before
+
+
+def test_a_record_from_another_host_than_the_manifest_says(tmp_path):
+    folder = results_folder(tmp_path, host="box")
+    path = tmp_path / "b.tar.gz"
+    bundle.write(path, folder, meta_for(folder, host="elsewhere"))
+    with pytest.raises(bundle.BundleError, match="was made on 'box', but the manifest says 'elsewhere'"):
+        bundle.unpack(path, tmp_path / "unpacked")

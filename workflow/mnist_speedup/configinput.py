@@ -1,0 +1,113 @@
+"""Configuration as it arrives: from YAML files and from ``--config``.
+
+Snakemake hands ``--config`` values over as text unless they look like a
+number or ``True``/``False`` (``seeds=[1,2]`` arrives as ``['1', '2']``,
+``deterministic=true`` as ``'true'``, ``figure={dpi: 100}`` as
+``{'dpi': '100'}``), and merges mappings into the file's instead of
+replacing them. :func:`coerce` turns text into the type the schema asks
+for where the schema does not accept text there; :func:`replace_mappings`
+makes ``devices=`` on the command line replace the file's devices; and
+:func:`schema_problem` reports the first schema violation in the
+project's own words, naming the key and the fix.
+"""
+
+from __future__ import annotations
+
+import re
+
+import jsonschema
+
+_INT = re.compile(r"[+-]?\d+\Z")
+_FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
+_TRUE, _FALSE, _NULL = {"true", "True", "yes"}, {"false", "False", "no"}, {"null", "None", "~", ""}
+
+#: keys whose mapping a --config value replaces rather than extends
+REPLACED_BY_COMMAND_LINE = ("devices",)
+
+
+def _types(schema: dict) -> set[str]:
+    kinds = schema.get("type", [])
+    kinds = {kinds} if isinstance(kinds, str) else set(kinds)
+    for branch in schema.get("oneOf", []) + schema.get("anyOf", []):
+        kinds |= _types(branch)
+        if "const" in branch:
+            kinds.add("const:" + str(branch["const"]))
+    if "enum" in schema:
+        kinds.add("string")
+    return kinds
+
+
+def _scalar(value: str, kinds: set[str]):
+    if "string" in kinds or f"const:{value}" in kinds:
+        return value
+    if "integer" in kinds and _INT.match(value):
+        return int(value)
+    if ("number" in kinds or "integer" in kinds) and _FLOAT.match(value):
+        return float(value)  # a fraction where a whole number is due is reported as such
+    if "boolean" in kinds and value in _TRUE | _FALSE:
+        return value in _TRUE
+    if "null" in kinds and value in _NULL:
+        return None
+    return value
+
+
+def _branch(schema: dict, kind: str) -> dict:
+    """The part of ``schema`` that describes values of ``kind``."""
+    for branch in schema.get("oneOf", []) + schema.get("anyOf", []):
+        if kind in _types(branch):
+            return branch
+    return schema
+
+
+def coerce(value, schema: dict):
+    """``value`` with text turned into the schema's type, recursively."""
+    if isinstance(value, str):
+        return _scalar(value, _types(schema))
+    if isinstance(value, list):
+        items = _branch(schema, "array").get("items", {})
+        return [coerce(v, items) for v in value]
+    if isinstance(value, dict):
+        node = _branch(schema, "object")
+        props, extra = node.get("properties", {}), node.get("additionalProperties", {})
+        extra = extra if isinstance(extra, dict) else {}
+        return {k: coerce(v, props.get(k, extra)) for k, v in value.items()}
+    return value
+
+
+def replace_mappings(config: dict, command_line: dict | None) -> None:
+    """``devices=...`` on the command line replaces the file's devices."""
+    for key in REPLACED_BY_COMMAND_LINE:
+        if command_line and key in command_line:
+            config[key] = command_line[key]
+
+
+def _path(error) -> str:
+    text = ""
+    for part in error.absolute_path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top level)"
+
+
+def _explain(error) -> str:
+    value = error.instance
+    if error.validator == "type" and "integer" in str(error.validator_value) and isinstance(value, float):
+        return f"{value!r} must be a whole number"
+    if error.validator == "additionalProperties":
+        return f"{error.message} (an unknown key)"
+    if error.validator in ("oneOf", "anyOf"):
+        kinds = sorted(_types(error.schema) - {"object"}) or ["a mapping"]
+        return f"{value!r} is not valid here (expected {', '.join(k.replace('const:', '') for k in kinds)})"
+    return error.message
+
+
+def schema_problem(config: dict, schema: dict) -> str | None:
+    """The first schema violation as 'config key `a.b`: ... Fix: ...'."""
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
+    if not errors:
+        return None
+    error = jsonschema.exceptions.best_match(errors) or errors[0]
+    return (
+        f"config key `{_path(error)}`: {_explain(error)}. Fix: correct it in the config file or on the "
+        "command line; config/README.md lists every key with its type and an example"
+    )

@@ -1,0 +1,41 @@
+# Results that travel: one bundle per machine and experiment, and the
+# verified unpacking of other machines' bundles named in extra_runs.
+
+
+rule bundle:
+    input:
+        runs=run_files(),
+        calibration=calibration_files(),
+    output:
+        f"{RESULTS}/bundle-{HOST}.tar.gz",
+    log:
+        f"{LOGS}/bundle.log",
+    localrule: True
+    conda:
+        "../../envs/workflow.yaml"
+    resources:
+        timing_slot=1,  # nothing runs beside a timing job
+    params:
+        experiment=EXPERIMENT,
+        config=report_config(),
+        code=TRAINING_CODE_DIGEST,
+    script:
+        "../scripts/bundle.py"
+
+
+rule unpack_bundle:
+    input:
+        bundle_path,
+    output:
+        directory(f"{RESULTS}/imported/{{name}}"),
+    log:
+        f"{LOGS}/imported/{{name}}.log",
+    wildcard_constraints:
+        name="|".join(re.escape(name) for name in IMPORTED) or "(?!x)x",
+    localrule: True
+    conda:
+        "../../envs/workflow.yaml"
+    resources:
+        timing_slot=1,  # nothing runs beside a timing job
+    script:
+        "../scripts/unpack_bundle.py"

@@ -1,0 +1,28 @@
+"""Write results/<experiment>/bundle-<host>.tar.gz: this machine's runs and calibrations with a manifest."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
+from mnist_speedup import bundle, records
+from mnist_speedup.rulescript import logged
+
+SOFTWARE = ("python", "tensorflow", "tensorlayer", "keras", "numpy", "cpu_model", "gpu_name", "os")
+
+with logged(snakemake) as log:
+    params = snakemake.params
+    results = Path(snakemake.output[0]).parent  # results/<experiment>/
+    files = [Path(f) for f in [*snakemake.input.runs, *snakemake.input.calibration]]
+    env = records.load(snakemake.input.runs[0])["environment"]
+    meta = bundle.manifest(
+        results,
+        files,
+        host=env["hostname"],
+        machine_id=env.get("machine_id"),
+        experiment=params.experiment,
+        config=params.config,
+        software={k: env.get(k) for k in SOFTWARE},
+        training_code=params.code,
+    )
+    bundle.write(snakemake.output[0], results, meta)
+    log(f"wrote {snakemake.output[0]}: {len(files)} files from {env['hostname']}")
