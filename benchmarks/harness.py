@@ -118,7 +118,7 @@ def prepare_npz(mirror: Path, workdir: Path) -> Path:
     return npz
 
 
-def snakemake_overhead(mirror: Path, workdir: Path) -> dict:
+def snakemake_overhead(mirror: Path, workdir: Path, keep: Path | None = None) -> dict:
     wf = workdir / "wf"
     wf.mkdir()
     for part in ("Snakefile", "config", "workflow", "profiles", "envs"):
@@ -130,6 +130,9 @@ def snakemake_overhead(mirror: Path, workdir: Path) -> dict:
         cwd=wf, check=True, capture_output=True, text=True,
     )  # fmt: skip
     wall = time.perf_counter() - start
+    if keep:
+        for part in ("results", "logs"):
+            shutil.copytree(wf / part, keep / part, dirs_exist_ok=True)
     timed, fixed, before = 0.0, [], []
     from mnist_speedup import records
 
@@ -188,6 +191,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--pairs", type=int, default=2, help="A B pairs for (a)")
     parser.add_argument("--skip-snakemake", action="store_true", help="leave out (c), the longest part")
+    parser.add_argument("--keep", type=Path, help="copy the default run's results/ and logs/ here")
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -207,7 +211,7 @@ def main() -> None:
             keras.append(in_process("keras", npz, args.threads))
         cal = in_process("calibrate", args.threads)
         loops = loop_comparison(npz, args.threads, args.pairs)
-        overhead = None if args.skip_snakemake else snakemake_overhead(mirror, tmp)
+        overhead = None if args.skip_snakemake else snakemake_overhead(mirror, tmp, args.keep)
 
     t_ours = statistics.fmean(r["steady_epoch_s"] for r in ours)
     t_keras = statistics.fmean(r["steady_epoch_s"] for r in keras)

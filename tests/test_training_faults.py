@@ -115,7 +115,7 @@ def _log_sizes(workdir: Path) -> dict[Path, tuple[int, int]]:
 
 
 def _wait_mid_training(workdir: Path, since: dict, timeout: float = 120) -> Path:
-    """Wait until some run logs epoch 20 in what it wrote after ``since``
+    """Wait until some run logs epoch 10 in what it wrote after ``since``
     (Snakemake deletes a job's old log when the job starts again)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -124,10 +124,10 @@ def _wait_mid_training(workdir: Path, since: dict, timeout: float = 120) -> Path
             with open(log, "rb") as fh:
                 if os.fstat(fh.fileno()).st_ino == inode:
                     fh.seek(size)
-                if b"epoch 20/" in fh.read():
+                if b"epoch 10/" in fh.read():
                     return log
         time.sleep(0.1)
-    raise AssertionError("no training run reached epoch 20")
+    raise AssertionError("no training run reached epoch 10")
 
 
 def _records(workdir: Path) -> dict[Path, tuple[int, bytes]]:
@@ -138,7 +138,7 @@ def _records(workdir: Path) -> dict[Path, tuple[int, bytes]]:
 
 def test_interrupted_runs_leave_nothing_and_rerun_completes_only_them(tmp_path):
     workdir, cfg, _ = synthetic_workdir(
-        tmp_path, devices={"cpu": {"type": "cpu", "threads": 1}}, seeds=[1, 2, 3], epochs=150, step_samples=0
+        tmp_path, devices={"cpu": {"type": "cpu", "threads": 1}}, seeds=[1, 2, 3], epochs=80, step_samples=0
     )
     args = [sys.executable, "-m", "snakemake", "--cores", "1", "--configfile", str(cfg)]
     env = {**os.environ, "MNIST_SPEEDUP_LOCK_DIR": str(workdir)}

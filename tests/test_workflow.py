@@ -336,7 +336,7 @@ def _as_machine_b(unpacked, host="lab-gpu-box"):
 
 def test_bundle_round_trip_and_a_tampered_bundle(finished, tmp_path):
     workdir, cfg, config, _ = finished
-    snakemake(workdir, "--cores", "1", "--configfile", str(cfg), "bundle")
+    snakemake(workdir, "bundle", "--cores", "1", "--configfile", str(cfg))  # targets before --configfile
     (mine,) = (workdir / "results" / "default").glob("bundle-*.tar.gz")
     # machine B: the bundle unpacked, its records those of another host, bundled there
     b_results = tmp_path / "machine-b"
@@ -382,9 +382,13 @@ def test_a_regenerated_identical_npz_reruns_no_training(finished):
     npz = workdir / "resources" / "mnist" / "mnist.npz"
     npz.unlink()
     jobs = plan(workdir, {**config, "seeds": [1, 2, 3, 4]})
-    assert jobs["train"] == 2 and jobs.get("prepare_mnist") == 1  # only the new seed's runs
-    snakemake(workdir, "--cores", "1", "--configfile", str(cfg), "resources/mnist/mnist.npz")
-    assert npz.exists()
+    assert jobs["train"] == 2 and jobs["prepare_mnist"] == 1  # only the new seed's runs
+    gz = workdir / "resources" / "mnist" / "t10k-labels-idx1-ubyte.gz"
+    gz.unlink()
+    jobs = plan(workdir, config)
+    assert jobs.get("download_mnist") == 1 and jobs.get("prepare_mnist") == 1 and "train" not in jobs
+    snakemake(workdir, "--cores", "1", "--configfile", str(cfg))  # makes both again, identically
+    assert npz.exists() and gz.exists()
     assert plan(workdir, config) == {}
 
 

@@ -239,6 +239,18 @@ def fetch_verified(
     )
 
 
+def content_digest(npz: Path) -> str:
+    """SHA-256 of the arrays in an npz (names, dtypes, shapes and bytes),
+    independent of how the file was compressed."""
+    digest = hashlib.sha256()
+    with np.load(npz) as data:
+        for name in sorted(data.files):
+            array = data[name]
+            digest.update(f"{name} {array.dtype.str} {array.shape}\n".encode())
+            digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
+
+
 def write_npz(dest: Path, **arrays) -> None:
     with atomic.replacing(dest) as tmp, open(tmp, "wb") as fh:
         np.savez_compressed(fh, **arrays)

@@ -24,7 +24,9 @@ rule prepare_mnist:
     input:
         expand("resources/mnist/{name}.gz", name=mnist.FILES),
     output:
-        "resources/mnist/mnist.npz",
+        npz=NPZ,
+        # what training depends on (see common.smk, NPZ_DIGEST)
+        digest=NPZ_DIGEST,
     log:
         "logs/prepare_mnist.log",
     localrule: True

@@ -4,9 +4,7 @@
 
 rule train:
     input:
-        # ancient: a regenerated, identical npz reruns nothing; the data
-        # param reruns training when the data's content changes
-        data=ancient("resources/mnist/mnist.npz"),
+        data=ancient(NPZ_DIGEST),
     output:
         f"{RESULTS}/runs/{{device}}/bs{{batch_size}}/seed{{seed}}.json",
     log:
@@ -20,6 +18,7 @@ rule train:
     params:
         run=training_params,
         data=DATA_DIGEST,
+        npz=NPZ,
         code=TRAINING_CODE_DIGEST,
     script:
         "../scripts/train.py"

@@ -4,13 +4,18 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
-from mnist_speedup import mnist
+from mnist_speedup import atomic, mnist
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
+    out = snakemake.output
     sizes = mnist.prepare(
         Path(snakemake.input[0]).parent,
-        Path(snakemake.output[0]),
+        Path(out.npz),
         validation_size=snakemake.params.validation_size,
     )
-    log(f"wrote {snakemake.output[0]}: {sizes}")
+    atomic.write_text(out.digest, mnist.content_digest(Path(out.npz)) + "\n")
+    for stale in Path(out.digest).parent.glob("mnist-*.sha256"):  # other data's: their runs must rerun
+        if stale.name != Path(out.digest).name:
+            stale.unlink()
+    log(f"wrote {out.npz}: {sizes}")
