@@ -234,7 +234,9 @@ def main() -> None:
     table += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
     text = "\n".join(table)
     print(text)
-    machine = f"{platform.node()}, {platform.processor() or platform.machine()}, {os.cpu_count()} logical cores, " \
+    from mnist_speedup import environment
+
+    machine = f"{platform.node()}, {environment.cpu_model()}, {os.cpu_count()} logical cores, " \
               f"{platform.platform()}, Python {platform.python_version()}"  # fmt: skip
     cmd = "python benchmarks/harness.py " + " ".join(sys.argv[1:])
     out = ROOT / "benchmarks" / "RESULTS.md"

@@ -164,7 +164,7 @@ def _legend(fig, devices, colours, names, batch_sizes, target) -> None:
     handles += [Line2D([], [], color="0.4", ls=BATCH_STYLES[j % 4], lw=1.1, label=f"(c) batch {bs}")
                 for j, bs in enumerate(batch_sizes)]  # fmt: skip
     handles += [
-        Line2D([], [], color="0.4", ls=(0, (1, 1.5)), marker="_", ms=7, lw=0.9, label="(a) calibrated matmul bound"),
+        Line2D([], [], color="0.4", ls=(0, (1, 1.5)), lw=0.9, label="(a) calibrated matmul bound"),
         Patch(color="0.4", alpha=0.25, label="(b, c) 95% CI"),
         Line2D([], [], color="0.4", marker="o", mfc="white", ls="none", ms=3.5, label="(b) no interval"),
         Line2D([], [], color="0.35", ls="-.", lw=0.8, label="(b) 1× = no speedup"),

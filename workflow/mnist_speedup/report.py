@@ -75,6 +75,13 @@ class Tables:
 # ------------------------------------------------------------ headline
 
 
+def _share(v) -> str:
+    """A measured share; a negative one is measurement noise around zero."""
+    if isinstance(v, (int, float)) and math.isfinite(v) and v < 0.005:
+        return "≈0% (within noise)" if v < 0 else "≈0%"
+    return _pct(v)
+
+
 def _pct(v) -> str:
     return f"{v:.0%}" if isinstance(v, (int, float)) and math.isfinite(v) else "n/a"
 
@@ -104,6 +111,7 @@ def tta_sentences(t: Tables, baseline: str, target: float) -> list[str]:
     """The quotable sentence: time to accuracy against time per epoch."""
     names, out = t.names, []
     per_epoch = t.speedup.set_index(["batch_size", "device"])
+    tta = t.tta.set_index(["batch_size", "device"])
     for _, r in t.tta[t.tta.device != baseline].iterrows():
         who, base = esc(names[r.device]), esc(names[baseline])
         if not math.isfinite(r.tta_speedup):
@@ -111,16 +119,25 @@ def tta_sentences(t: Tables, baseline: str, target: float) -> list[str]:
             continue
         ci = _ci(r.tta_speedup_ci_low, r.tta_speedup_ci_high, r.tta_note).strip("[]").replace(", ", "-")
         epoch = per_epoch.loc[(r.batch_size, r.device), "speedup"]
-        out.append(
-            f"At batch size {r.batch_size}, {who} reached {target:.0%} validation accuracy "
-            f"{r.tta_speedup:.2f}× (95% CI {ci}) as fast as {base}. Measured per epoch it is {epoch:.2f}×"
-            + (
-                ", because the two need different numbers of epochs."
-                if abs(epoch - r.tta_speedup) > 0.05 * epoch
-                else "."
-            )  # fmt: skip
-        )
+        if r.tta_speedup_ci_low <= 1 <= r.tta_speedup_ci_high:
+            head = (f"At batch size {r.batch_size}, {who} and {base} cannot be told apart in time to "
+                    f"{target:.0%} validation accuracy at this number of runs ({r.tta_speedup:.2f}×, 95% CI {ci})")  # fmt: skip
+        else:
+            head = (f"At batch size {r.batch_size}, {who} reached {target:.0%} validation accuracy "
+                    f"{r.tta_speedup:.2f}× (95% CI {ci}) as fast as {base}")  # fmt: skip
+        out.append(f"{head}. Measured per epoch it is {epoch:.2f}×{_why_different(r, tta, baseline, epoch)}")
     return out
+
+
+def _why_different(r, tta: pd.DataFrame, baseline: str, epoch: float) -> str:
+    if abs(epoch - r.tta_speedup) <= 0.05 * epoch:
+        return "."
+    base_epochs = tta.loc[(r.batch_size, baseline), "epochs_to_target_mean"]
+    if abs(r.epochs_to_target_mean - base_epochs) >= 0.5:
+        return (f", because the two need different numbers of epochs ({r.epochs_to_target_mean:.1f} "
+                f"against {base_epochs:.1f}).")  # fmt: skip
+    return (", with the same number of epochs: time to accuracy also counts the warm-up epochs, "
+            "which the per-epoch figure leaves out.")  # fmt: skip
 
 
 # ------------------------------------------------------------ warnings
@@ -224,17 +241,22 @@ def _bytes(v) -> str:
 
 def resources_section(t: Tables) -> list[str]:
     sp, names = t.speedup, t.names
+    missing = sp[~sp.energy_j_per_epoch.map(lambda v: isinstance(v, (int, float)) and math.isfinite(v))]
+    reasons = set(missing.energy_reason.dropna())
+    one_reason = len(reasons) == 1 and len(missing) == len(sp)  # then said once, under the table
     table = pd.DataFrame(
         {
             "batch size": sp.batch_size,
             "device": sp.device.map(names),
             "steps per call": sp.steps_per_call,
-            "host share of a one-call step": sp.host_share_of_one_call_step.map(_pct),
-            "host share of the timed epoch": sp.host_share_of_timed_epoch.map(_pct),
+            "host share of a one-call step": sp.host_share_of_one_call_step.map(_share),
+            "host share of the timed epoch": sp.host_share_of_timed_epoch.map(_share),
             "peak host RSS": sp.host_peak_rss_bytes.map(_bytes),
             "peak GPU memory": sp.gpu_peak_bytes.map(_bytes),
             "energy per epoch": [
-                f"{_num(j, '{:.1f} J')} ({_num(w, '{:.0f} W')})" if math.isfinite(j) else f"n/a ({esc(reason)})"
+                f"{_num(j, '{:.1f} J')} ({_num(w, '{:.0f} W')})"
+                if math.isfinite(j)
+                else ("n/a" if one_reason else f"n/a ({esc(reason)})")
                 for j, w, reason in zip(sp.energy_j_per_epoch, sp.mean_watts, sp.energy_reason)
             ],  # fmt: skip
             "energy ratio (95% CI)": [
@@ -256,6 +278,7 @@ def resources_section(t: Tables) -> list[str]:
         "",
         _table(table),
         "",
+        *([f"No energy counter on any device: {esc(next(iter(reasons)))}.", ""] if one_reason else []),
     ]
 
 
@@ -405,10 +428,11 @@ def accuracy_section(t: Tables) -> list[str]:
 def figure_caption(t: Tables, baseline: str, target: float) -> str:
     """Written from the data: what each panel shows, n and the method."""
     n = t.summary.groupby(["device", "batch_size"]).size()
+    runs = f"{n.min()}" if n.min() == n.max() else f"{n.min()}-{n.max()}"
     methods = sorted(set(t.speedup[t.speedup.device != baseline].ci_method))
     return (
         f"**Figure 1.** (a) Training throughput of {t.summary.device.nunique()} devices against batch size "
-        f"(samples per epoch / mean epoch time, {n.min()}-{n.max()} runs each, 95% t-intervals; dotted: "
+        f"(samples per epoch / mean epoch time, {runs} runs each, 95% t-intervals; dotted: "
         f"calibrated bound). (b) Speedup over {esc(baseline)} with its 95% interval "
         f"({esc('; '.join(methods) or 'none')}); hollow markers have no interval; the line at 1 is no speedup. "
         f"(c) Validation accuracy against cumulative timed training time, mean over seeds with 95% bands; "
