@@ -92,6 +92,7 @@ def tiny_config(mirror_dir: Path, sums: dict[str, str], **overrides) -> dict:
         "epochs": 2,
         "warmup_epochs": 1,
         "step_samples": 5,
+        "calibration": {"square_size": 256, "repeats": 3},  # small: quick, still a median of 3
         "figure": {"formats": ["pdf", "png"], "dpi": 100},
     }
     config.update(overrides)
