@@ -1,0 +1,33 @@
+"""Atomic writes: a killed writer's temporary file is removed by the next
+write of the same target, and outputs get the mode a plain open() gives."""
+
+import os
+
+from mnist_speedup import atomic
+
+
+def test_a_leftover_temporary_file_is_removed_by_the_next_write(tmp_path):
+    dest = tmp_path / "figures" / "speedup.png"
+    dest.parent.mkdir()
+    stale = dest.parent / ".speedup.png.k1ll3d.part"  # what a kill -9 during savefig leaves
+    stale.write_bytes(b"half a figure")
+    other = dest.parent / ".timeline.png.x.part"  # another target's: not ours to remove
+    other.write_bytes(b"")
+    atomic.write_bytes(dest, b"a figure")
+    assert dest.read_bytes() == b"a figure"
+    assert not stale.exists() and other.exists()
+
+
+def test_outputs_honour_the_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        atomic.write_text(tmp_path / "a.json", "{}")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o644
+    old = os.umask(0o077)
+    try:
+        atomic.write_text(tmp_path / "b.json", "{}")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "b.json").stat().st_mode & 0o777 == 0o600
