@@ -114,7 +114,8 @@ def test_every_output_exists_and_agrees(finished):
     assert tta.loc["cpu", "time_to_target_s_mean"] == pytest.approx(cpu_runs.time_to_target_s.mean())
     assert tta.loc["cpu1", "runs_reached"] == 3
     assert "## Time to accuracy (50% validation accuracy)" in report and "## Drift check" in report
-    assert "reached 50% validation accuracy" in report and "cpu1 (1 thread)" in report
+    sentence = next(line for line in report.splitlines() if line.startswith("- At batch size 100, cpu1 (1 thread)"))
+    assert "reached 50% validation accuracy" in sentence or "cannot be told apart in time to 50%" in sentence
     assert "figures/timeline.png" in report and "**Figure 1.**" in report
     assert "No GPU was found" not in report  # devices were named, not auto
     assert "figures/speedup.png" in report
