@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 
-def _umask() -> int:
+def current_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
@@ -39,7 +39,7 @@ def replacing(dest):
     os.close(fd)
     try:
         yield Path(tmp)
-        os.chmod(tmp, 0o666 & ~_umask())
+        os.chmod(tmp, 0o666 & ~current_umask())
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, dest)

@@ -194,7 +194,7 @@ def unpack(bundle, dest) -> dict:
             target = tmp / name
             target.parent.mkdir(parents=True, exist_ok=True)
             atomic.write_bytes(target, data)
-        tmp.chmod(0o777 & ~atomic._umask())
+        tmp.chmod(0o777 & ~atomic.current_umask())
         with contextlib.suppress(FileNotFoundError):
             shutil.rmtree(dest)
         tmp.rename(dest)

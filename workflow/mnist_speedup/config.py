@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from . import devices as dev
+from .bundle import is_bundle
 from .mnist import CANONICAL_SHA256, mirror_kind
 
 #: images in the canonical MNIST training file
@@ -233,7 +234,7 @@ def check(config: dict, gpus: list[dict] | None = None) -> dict:
 
     for folder in config.get("extra_runs") or []:
         path = Path(folder)
-        if str(folder).endswith(".tar.gz"):
+        if is_bundle(folder):
             if not path.is_file() or not os.access(path, os.R_OK):
                 _fail(
                     "extra_runs",

@@ -174,9 +174,8 @@ def _fetch_http(base: str, name: str, staging: Path, timeout: float, retries: in
         except MirrorError as exc:
             raise MirrorError(f"{mask_url(url)}: {exc}") from None
         except Exception as exc:  # requests raises many types; report them all the same way
-            why = mask_url(str(exc)).replace(mask_url(url), "")
             if attempt == retries or time.monotonic() + attempt + 1 > deadline:
-                raise MirrorError(f"{mask_url(url)}: {type(exc).__name__}: {_masked_text(why, base)}") from None
+                raise MirrorError(f"{mask_url(url)}: {type(exc).__name__}: {_masked_text(str(exc), base)}") from None
             time.sleep(attempt + 1)
     raise AssertionError("unreachable")
 

@@ -37,8 +37,15 @@ DEVICES = config["devices"]
 EXPERIMENT = config["experiment"]
 RESULTS = f"results/{EXPERIMENT}"
 LOGS = f"logs/{EXPERIMENT}"
+
+
+def file_name_part(text):
+    """``text`` with anything unsafe in a file name replaced by ``_``."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", text) or "_"
+
+
 # this machine, as it names its results bundle
-HOST = re.sub(r"[^A-Za-z0-9._-]", "_", socket.gethostname()) or "host"
+HOST = file_name_part(socket.gethostname())
 BASELINE = config["baseline"]
 PACKAGE = WORKFLOW_DIR / "mnist_speedup"
 
@@ -147,10 +154,9 @@ def expected_sha256(name):
 
 def data_digest():
     """What the prepared MNIST holds, known before it exists: the verified
-    files' SHA-256 and the validation split. Training takes the npz as
-    ancient() and this digest as a param, so regenerating an identical npz
-    reruns nothing, while other data (other checksums, another split) reruns
-    every run."""
+    files' SHA-256 and the validation split. It names the file training
+    depends on (NPZ_DIGEST, below) and is recorded in every run, so that
+    runs on other data are never compared."""
     digest = hashlib.sha256()
     for name in mnist.FILES:
         digest.update(f"{name}={expected_sha256(name)}\n".encode())
@@ -247,7 +253,7 @@ def imported_bundles():
     for entry in config["extra_runs"]:
         if bundle.is_bundle(entry):
             path = Path(entry).resolve()
-            stem = re.sub(r"[^A-Za-z0-9._-]", "_", path.name[: -len(".tar.gz")])
+            stem = file_name_part(path.name[: -len(".tar.gz")])
             out[f"{stem}-{hashlib.sha256(str(path).encode()).hexdigest()[:8]}"] = str(
                 path
             )
@@ -257,19 +263,24 @@ def imported_bundles():
 IMPORTED = imported_bundles()
 
 
+COPIED_RUNS = [f for f in config["extra_runs"] if not bundle.is_bundle(f)]
+UNPACKED_BUNDLES = [f"{RESULTS}/imported/{name}" for name in IMPORTED]
+
+
 def extra_run_folders():
     """Folders of other machines' runs: copied ones, and unpacked bundles."""
-    plain = [f for f in config["extra_runs"] if not bundle.is_bundle(f)]
-    return plain + [f"{RESULTS}/imported/{name}" for name in IMPORTED]
+    return COPIED_RUNS + UNPACKED_BUNDLES
 
 
 def extra_result_files():
-    """Run records and calibrations from other machines (for the plan)."""
-    files = []
-    for folder in config["extra_runs"]:
-        if not bundle.is_bundle(folder):
-            files += records.run_files(folder) + records.calibration_files(folder)
-    return [str(f) for f in files] + [f"{RESULTS}/imported/{name}" for name in IMPORTED]
+    """Other machines' run records and calibrations, and the unpacked
+    bundles (folders made by unpack_bundle), for the plan."""
+    files = [
+        f
+        for d in COPIED_RUNS
+        for f in records.run_files(d) + records.calibration_files(d)
+    ]
+    return [str(f) for f in files] + UNPACKED_BUNDLES
 
 
 def bundle_path(wildcards):

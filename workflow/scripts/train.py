@@ -10,13 +10,13 @@ from mnist_speedup.rulescript import logged
 with logged(snakemake) as log:
     spec = trainer.RunSpec(**snakemake.params.run)
     log(f"training run: {spec.name()}")
+    npz = Path(snakemake.params.npz)
+    if not npz.exists():
+        raise FileNotFoundError(
+            f"{npz} is missing (training depends on its digest file only). "
+            f"Fix: run `snakemake {npz}` or the whole workflow, which makes it again first."
+        )
     with tfdevice.timing_lock(log) as waited_s:
-        npz = Path(snakemake.params.npz)
-        if not npz.exists():
-            raise FileNotFoundError(
-                f"{npz} is missing (training depends on its digest file only). "
-                f"Fix: run `snakemake {npz}` or the whole workflow, which makes it again first."
-            )
         record = trainer.run(spec, npz, log=log)
     record["lock_wait_s"] = waited_s
     record["training_code"] = snakemake.params.code
