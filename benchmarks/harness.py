@@ -40,9 +40,9 @@ SPEC = None  # set in workers
 
 
 def worker_trainer(npz: str, threads: int, batch_size: int = BATCH, steps_per_call="epoch") -> dict:
-    from mnist_speedup import trainer
+    from mnist_speedup import run, trainer
 
-    spec = trainer.RunSpec(
+    spec = run.RunSpec.with_defaults(
         device="cpu", device_spec={"type": "cpu", "threads": threads}, batch_size=batch_size, seed=1,
         epochs=EPOCHS, warmup_epochs=1, step_samples=0, steps_per_call=steps_per_call,
     )  # fmt: skip
@@ -134,9 +134,9 @@ def snakemake_overhead(mirror: Path, workdir: Path, keep: Path | None = None) ->
         for part in ("results", "logs"):
             shutil.copytree(wf / part, keep / part, dirs_exist_ok=True)
     timed, fixed, before = 0.0, [], []
-    from mnist_speedup import records
+    from mnist_speedup import run
 
-    runs = records.run_files(wf / "results" / "default")
+    runs = run.run_files(wf / "results" / "default")
     for path in runs:
         r = json.loads(path.read_text())
         epochs = sum(r["timing"]["epoch_s"])

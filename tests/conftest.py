@@ -193,11 +193,12 @@ def make_record(device="cpu", batch_size=100, seed=1, epoch_s=(2.0, 1.0, 1.2), v
 
 def write_records(folder: Path, records, seal: bool = True) -> list[Path]:
     """Write records as the training job does (sealed with their digest)."""
-    from mnist_speedup.records import seal as seal_record
+    from mnist_speedup.run import run_path
+    from mnist_speedup.seal import seal as seal_record
 
     paths = []
     for r in records:
-        path = folder / "runs" / r["device"] / f"bs{r['batch_size']}" / f"seed{r['seed']}.json"
+        path = run_path(folder, r["device"], r["batch_size"], r["seed"])
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(seal_record(r) if seal else r))
         paths.append(path)
@@ -214,5 +215,5 @@ def crafted_tables(folder: Path, records, baseline="cpu", target=0.95, prices=No
     speedup = aggregate.speedup_table(summary, base, prices)
     per_run = tta.per_run(curves, target)
     summary = summary.merge(per_run, on=["device", "batch_size", "seed"])
-    table = tta.table(summary, per_run, base, target, aggregate.paired_design, prices)
+    table = tta.table(summary, per_run, base, target, prices)
     return summary, speedup, table, curves

@@ -8,11 +8,11 @@ import tarfile
 import pytest
 
 from conftest import make_record, write_records
-from mnist_speedup import aggregate, bundle, records
+from mnist_speedup import aggregate, bundle, seal
 
 
 def calibration(device="cpu", host="box"):
-    return records.seal({"device": device, "environment": {"hostname": host},
+    return seal.seal({"device": device, "environment": {"hostname": host},
                          "mlp_shapes": {"100": {"flops_per_s_median": 1e10}},
                          "square": {"flops_per_s_median": 2e10}})  # fmt: skip
 

@@ -8,6 +8,8 @@ import pytest
 from conftest import ROOT, copy_workflow, planned_jobs, snakemake, tiny_config, write_config
 from mnist_speedup import config as config_check
 
+SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
+
 BASE = {
     "mirrors": ["/data/mnist"],
     "mnist_sha256": {},
@@ -23,6 +25,11 @@ BASE = {
 }
 
 
+def parsed(config: dict) -> dict:
+    """The whole check the workflow makes of a config: schema, then what spans keys."""
+    return config_check.parse(copy.deepcopy(config), None, SCHEMA, gpus=[])
+
+
 def with_(**changes):
     config = copy.deepcopy(BASE)
     config.update(changes)
@@ -32,8 +39,8 @@ def with_(**changes):
 @pytest.mark.parametrize(
     "config, key, fragment",
     [
-        (with_(batch_sizes=[0]), "batch_sizes", "0 is not a positive batch size"),
-        (with_(batch_sizes=[-5]), "batch_sizes", "-5 is not a positive batch size"),
+        (with_(batch_sizes=[0]), "batch_sizes[0]", "0 is not a positive batch size"),
+        (with_(batch_sizes=[-5]), "batch_sizes[0]", "-5 is not a positive batch size"),
         (with_(epochs=0), "epochs", "0 is not positive"),
         (with_(warmup_epochs=3), "warmup_epochs", "leaves no steady-state epoch"),
         (with_(batch_sizes=[60000]), "batch_sizes", "larger than the training set (50000"),
@@ -41,7 +48,7 @@ def with_(**changes):
         (with_(seeds=[1, 1]), "seeds", "1 is listed twice"),
         (with_(batch_sizes=[100, 100]), "batch_sizes", "100 is listed twice"),
         (with_(seeds=[]), "seeds", "non-empty list"),
-        (with_(seeds=[1.5]), "seeds", "1.5 is not an integer"),
+        (with_(seeds=[1.5]), "seeds[0]", "1.5 is not an integer"),
         (with_(devices={"cpu": {"type": "tpu"}}), "devices.cpu.type", "unknown device type 'tpu'"),
         (with_(devices={"cpu": {"type": "cpu", "threads": 0}}), "devices.cpu.threads", "0 is not a positive"),
         (with_(devices={"cpu": {"type": "gpu", "index": -1}}), "devices.cpu.index", "-1 is not a GPU index"),
@@ -59,7 +66,7 @@ def with_(**changes):
         # issue 13: values that used to pass and fail late
         (with_(devices={"cpu": {"type": "cpu", "threads": 100_000}}), "devices.cpu.threads", "logical cores"),
         (with_(devices={"cpu": {"type": "cpu", "threads": 1.5}}), "devices.cpu.threads", "1.5 must be a whole number"),
-        (with_(seeds=[1099511627776]), "seeds", "1099511627776 is outside 0 to 2**32 - 1"),
+        (with_(seeds=[1099511627776]), "seeds[0]", "1099511627776 is outside 0 to 2**32 - 1"),
         (with_(figure={"palette": "notapalette"}), "figure.palette", "'notapalette' is not a palette seaborn knows"),
         (with_(validation_size=60000), "validation_size", "60000 leaves no training data"),
         (
@@ -76,7 +83,7 @@ def with_(**changes):
 )
 def test_each_problem_is_named_with_its_key_and_fix(config, key, fragment):
     with pytest.raises(config_check.ConfigError) as err:
-        config_check.check(config, gpus=[])
+        parsed(config)
     message = str(err.value)
     assert f"config key `{key}`" in message
     assert fragment in message
@@ -91,18 +98,18 @@ def test_unreadable_extra_runs(tmp_path):
         if os.access(folder, os.R_OK):  # root ignores permissions
             pytest.skip("running as root: permissions are not enforced")
         with pytest.raises(config_check.ConfigError, match="not a readable directory"):
-            config_check.check(with_(extra_runs=[str(folder)]), gpus=[])
+            parsed(with_(extra_runs=[str(folder)]))
     finally:
         folder.chmod(0o755)
 
 
 def test_extra_runs_without_runs_folder(tmp_path):
     with pytest.raises(config_check.ConfigError, match="holds no runs/ folder"):
-        config_check.check(with_(extra_runs=[str(tmp_path)]), gpus=[])
+        parsed(with_(extra_runs=[str(tmp_path)]))
 
 
 def test_valid_config_passes_and_auto_resolves():
-    config = config_check.check(with_(devices="auto"), gpus=[])
+    config = parsed(with_(devices="auto"))
     assert set(config["devices"]) == {"cpu", "cpu1"} and config["_auto_devices"]
 
 
@@ -111,7 +118,7 @@ def test_valid_config_passes_and_auto_resolves():
     [
         ({"epochs": "four"}, ["'four' is not of type 'integer'", "epochs"]),
         ({"seeds": []}, ["seeds", "should be non-empty"]),
-        ({"batch_sizes": [0]}, ["config key `batch_sizes`", "0 is not a positive batch size"]),
+        ({"batch_sizes": [0]}, ["config key `batch_sizes[0]`", "0 is not a positive batch size"]),
         ({"warmup_epochs": 2}, ["config key `warmup_epochs`"]),
         ({"baseline": "tpu"}, ["config key `baseline`"]),
         ({"mirrors": ["gopher://x"]}, ["config key `mirrors`", "gopher"]),
@@ -133,9 +140,6 @@ def test_snakemake_stops_at_parse_time_and_touches_nothing(tmp_path, override, f
     assert sorted(p.name for p in (workdir / "results").iterdir()) == ["kept.txt"]
     assert kept.read_text() == "earlier result"
     assert not (workdir / "resources").exists()
-
-
-SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
 
 
 def prepared(file_config: dict, command_line: dict) -> dict:

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats as sps
 
 from conftest import crafted_tables, make_record, write_records
-from mnist_speedup import aggregate, drift, report, stats
+from mnist_speedup import aggregate, checks, drift, report, stats
 
 
 def test_paired_fieller_against_hand_computation():
@@ -119,7 +119,7 @@ def test_software_differences_warn_but_do_not_stop(tmp_path):
             r["environment"]["tensorflow"] = "2.20.0"
     summary, _ = aggregate.load_runs(write_records(tmp_path, recs))
     aggregate.check_like_with_like(summary, "cpu")  # no error
-    assert aggregate.software_differences(summary, "cpu") == [
+    assert checks.software_differences(summary, "cpu") == [
         "cpu ran tensorflow 2.21.0, cpu1 2.20.0: part of the speedup may be the software"
     ]
 
@@ -138,10 +138,10 @@ def test_drift_warning_with_a_trend_and_none_without(tmp_path):
     summary, speedup, _, _ = crafted_tables(tmp_path / "a", trend_records(0.05))
     table = drift.table(summary)
     assert table.epoch_time_drift.iloc[0] == pytest.approx(0.2 / 1.1, rel=1e-3)  # +20% over 40 min, / mean 2.2
-    [warning] = drift.warnings(table, speedup)
+    [warning] = checks.drift(table, speedup)
     assert "timings drifted by +18.2% over the run" in warning and "rerun when it is idle" in warning
     summary, speedup, _, _ = crafted_tables(tmp_path / "b", trend_records(0.0))
-    assert drift.warnings(drift.table(summary), speedup) == []
+    assert checks.drift(drift.table(summary), speedup) == []
 
 
 def _report_tables(tmp_path, per_call_s):
@@ -153,21 +153,19 @@ def _report_tables(tmp_path, per_call_s):
 
 
 def test_host_overhead_warning_above_ten_percent_only(tmp_path):
-    high = report.warnings(_report_tables(tmp_path / "a", 0.03), "cpu", {})  # 10 x 0.03 s of a ~2.2 s epoch: 13%
+    high = checks.warnings(_report_tables(tmp_path / "a", 0.03), "cpu", {})  # 10 x 0.03 s of a ~2.2 s epoch: 13%
     assert any("of each epoch is host dispatch" in w and "steps_per_call: epoch" in w for w in high)
-    low = report.warnings(_report_tables(tmp_path / "b", 0.01), "cpu", {})  # ~4.5%
+    low = checks.warnings(_report_tables(tmp_path / "b", 0.01), "cpu", {})  # ~4.5%
     assert not any("host dispatch" in w for w in low)
 
 
 def test_efficiency_rows_that_cannot_be_right_are_flagged():
-    from mnist_speedup import aggregate
-
     speedup = pd.DataFrame({
         "device": ["cpu", "cpu1", "cpu4"], "device_type": "cpu", "batch_size": 500, "machine_key": "m1",
         "threads": [2, 1, 4], "calibrated_flops_per_s": [40e9, 45e9, 80e9],
         "fraction_of_calibrated": [0.8, 1.002, 0.5],
     })  # fmt: skip
-    flags = aggregate.efficiency_flags(speedup)
+    flags = checks.efficiency_flags(speedup)
     assert any(f.startswith("cpu1 at batch size 500 ran at 100.2% of its calibrated rate") for f in flags)
     assert any(
         "cpu (2 threads) calibrated at 40.0 GFLOP/s at batch size 500, below cpu1 (1 thread)" in f for f in flags
@@ -175,8 +173,6 @@ def test_efficiency_rows_that_cannot_be_right_are_flagged():
     assert all("the calibration was disturbed (another process?) or the bound does not hold" in f for f in flags)
     assert len(flags) == 2
     assert (
-        aggregate.efficiency_flags(
-            speedup.assign(fraction_of_calibrated=0.5, calibrated_flops_per_s=[40e9, 20e9, 80e9])
-        )
+        checks.efficiency_flags(speedup.assign(fraction_of_calibrated=0.5, calibrated_flops_per_s=[40e9, 20e9, 80e9]))
         == []
     )

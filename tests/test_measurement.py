@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 WORKER = """
 import json, sys
 sys.path.insert(0, {pkg!r})
-from mnist_speedup import {module}
+from mnist_speedup import run, {module}
 {body}
 """
 
@@ -51,9 +51,9 @@ def test_deterministic_runs_repeat_every_epoch_loss(tmp_path):
     npz = tmp_path / "d.npz"
     np.savez(npz, x_train=x, y_train=y, x_val=x[:100], y_val=y[:100], x_test=x[:100], y_test=y[:100])
     body = (
-        "spec = trainer.RunSpec(device='cpu', device_spec={{'type': 'cpu', 'threads': 2}}, batch_size=50, seed=7,"
+        "spec = run.RunSpec.with_defaults(device='cpu', device_spec={{'type': 'cpu', 'threads': 2}}, batch_size=50, seed=7,"
         " epochs=3, step_samples=0, deterministic=True)\n"
-        "r = trainer.run(spec, {npz!r}, log=lambda *a: None)\n"
+        "r = run.make_record(spec, trainer.run(spec, {npz!r}, log=lambda *a: None), lock_wait_s=0.0, training_code='t', data_digest='d')\n"
         "print('RESULT' + json.dumps([r['quality']['epoch_loss'], r['deterministic']]))"
     )
     first = run_worker("trainer", body, npz=str(npz))

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from conftest import ROOT, copy_workflow, make_record, snakemake, tiny_config, write_config
-from mnist_speedup import aggregate, records, tfdevice
+from mnist_speedup import aggregate, records, seal, tfdevice
 
 
 def record(**changes):
@@ -18,7 +18,7 @@ def record(**changes):
 def write(tmp_path, obj, name="seed1.json"):
     path = tmp_path / "runs" / "cpu" / "bs100" / name
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(obj if isinstance(obj, str) else json.dumps(records.seal(obj) if isinstance(obj, dict) else obj))
+    path.write_text(obj if isinstance(obj, str) else json.dumps(seal.seal(obj) if isinstance(obj, dict) else obj))
     return path
 
 
@@ -141,7 +141,9 @@ def test_text_from_other_machines_is_escaped_in_the_report(tmp_path):
                                                       "tensorflow": evil}) for s in (1, 2, 3)]  # fmt: skip
     summary, speedup, table, _ = crafted_tables(tmp_path, recs)
     tables = report.Tables(summary, speedup, table, pd.DataFrame(), drift.table(summary))
-    text = report.render(tables, "cpu", {}, {"speedup": [], "timeline": []}, {"cpu1": {"cpu_model": evil}})
+    text = report.render(
+        report.Report(tables, "cpu", {}, {"speedup": [], "timeline": []}, {"cpu1": {"cpu_model": evil}})
+    )
     outside_code = "".join(part for i, part in enumerate(text.split("```")) if i % 2 == 0)
     assert "<script>" not in outside_code  # fenced code is shown verbatim, never run
     assert "&lt;script&gt;alert(1)&lt;/script&gt;\\|x" in text

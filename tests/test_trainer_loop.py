@@ -19,12 +19,12 @@ WORKER = textwrap.dedent(
     """
     import json, sys
     sys.path.insert(0, {pkg!r})
-    from mnist_speedup import tfdevice, trainer
+    from mnist_speedup import run, tfdevice, trainer
     tf, tl, device, gpu = tfdevice.open_device({{"type": "cpu", "threads": 2}})
     data = trainer.load_data({npz!r})
     out = {{}}
     for per_call in (1, 7, "epoch"):
-        spec = trainer.RunSpec(device="cpu", device_spec={{"type": "cpu", "threads": 2}}, batch_size=40, seed=3,
+        spec = run.RunSpec.with_defaults(device="cpu", device_spec={{"type": "cpu", "threads": 2}}, batch_size=40, seed=3,
                                epochs=3, step_samples=12, steps_per_call=per_call)
         tf.keras.utils.set_random_seed(spec.seed)
         steps = len(data["x_train"]) // spec.batch_size

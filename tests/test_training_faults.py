@@ -27,12 +27,12 @@ PROBE = textwrap.dedent(
     """
     import json, sys
     sys.path.insert(0, {pkg!r})
-    from mnist_speedup import tfdevice, trainer
+    from mnist_speedup import run, tfdevice, trainer
     out = {{}}
     spec = dict(device="cpu", device_spec={{"type": "cpu", "threads": 1}}, batch_size=50, seed=3,
                 epochs=2, warmup_epochs=1, step_samples=0)
     try:
-        trainer.run(trainer.RunSpec(**spec), {nan_npz!r}, log=lambda *a: None)
+        trainer.run(run.RunSpec.with_defaults(**spec), {nan_npz!r}, log=lambda *a: None)
     except trainer.TrainingError as e:
         out["nan"] = str(e)
 
@@ -41,7 +41,7 @@ PROBE = textwrap.dedent(
         raise tf.errors.ResourceExhaustedError(None, None, "OOM when allocating tensor")
     real_train, trainer._train = trainer._train, oom
     try:
-        trainer.run(trainer.RunSpec(**{{**spec, "batch_size": 100}}), {nan_npz!r}, log=lambda *a: None)
+        trainer.run(run.RunSpec.with_defaults(**{{**spec, "batch_size": 100}}), {nan_npz!r}, log=lambda *a: None)
     except trainer.TrainingError as e:
         out["oom"] = str(e)
     trainer._train = real_train

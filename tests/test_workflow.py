@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from conftest import copy_workflow, planned_jobs, snakemake, synthetic_workdir, tiny_config, write_config
-from mnist_speedup import bundle, records
+from mnist_speedup import bundle, seal
 
 pytestmark = pytest.mark.slow
 
@@ -295,7 +295,7 @@ def test_runs_from_another_machine_join_the_report(finished, tmp_path):
             record["environment"]["machine_id"] = "another-machine"
             dest = other / sub / src.relative_to(workdir / "results" / "default" / sub)
             dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_text(json.dumps(records.seal(record)))
+            dest.write_text(json.dumps(seal.seal(record)))
     cfg = write_config(workdir, {**config, "extra_runs": [str(other)]}, "extra.yaml")
     jobs = planned_jobs(snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg)))
     assert "train" not in jobs and jobs["aggregate"] == 1
@@ -332,7 +332,7 @@ def _as_machine_b(unpacked, host="lab-gpu-box"):
         record = json.loads(path.read_text())
         if "environment" in record:
             record["environment"] = {**record["environment"], "hostname": host, "machine_id": "b0b0b0b0"}
-        path.write_text(json.dumps(records.seal({k: v for k, v in record.items() if k != records.DIGEST_FIELD})))
+        path.write_text(json.dumps(seal.seal({k: v for k, v in record.items() if k != seal.DIGEST_FIELD})))
 
 
 def test_bundle_round_trip_and_a_tampered_bundle(finished, tmp_path):

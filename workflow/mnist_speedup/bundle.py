@@ -28,7 +28,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from . import atomic, records
+from . import atomic, records, run
+from .devices import LABEL_PATTERN
 
 SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
@@ -36,10 +37,7 @@ MANIFEST = "manifest.json"
 MAX_MEMBER_BYTES = 8 * 2**20
 MAX_TOTAL_BYTES = 256 * 2**20
 MAX_MEMBERS = 20_000
-_MEMBER = re.compile(
-    rf"(runs/{records.LABEL_PATTERN}/bs[1-9][0-9]{{0,6}}/seed[0-9]{{1,10}}\.json"
-    rf"|calibration/{records.LABEL_PATTERN}\.json)\Z"
-)
+_MEMBER = re.compile(rf"({run.RUN_REGEX}|calibration/{LABEL_PATTERN}\.json)\Z")
 
 
 class BundleError(ValueError):
@@ -52,7 +50,7 @@ def _sha256(data: bytes) -> str:
 
 def bundle_files(results_dir) -> list[Path]:
     """The files of one experiment's results that travel."""
-    return records.run_files(results_dir) + records.calibration_files(results_dir)
+    return run.run_files(results_dir) + records.calibration_files(results_dir)
 
 
 def manifest(results_dir, files, *, host, machine_id, experiment, config, software, training_code) -> dict:

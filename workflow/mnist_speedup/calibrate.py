@@ -13,7 +13,7 @@ import os
 import statistics
 import time
 
-from . import environment, model, tfdevice
+from . import devices, environment, model, tfdevice
 
 CALIBRATION_SCHEMA_VERSION = 1
 _MIN_SECONDS = 0.2  # one repeat runs the product at least this long
@@ -100,7 +100,7 @@ def measure(spec: dict, batch_sizes: list[int], square_size: int, repeats: int, 
             result = mlp_rate(tf, bs, repeats)
             by_batch[str(bs)] = result
             log(f"batch {bs}: {result['flops_per_s_median'] / 1e9:.1f} GFLOP/s at the MLP's shapes")
-            if spec["type"] == "cpu":
+            if devices.of(spec).compares_with_numpy:
                 result["numpy"] = numpy_rate(bs, repeats)
                 log(f"batch {bs}: {result['numpy']['flops_per_s_median'] / 1e9:.1f} GFLOP/s through NumPy's BLAS")
         n = square_size

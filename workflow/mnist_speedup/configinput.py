@@ -51,6 +51,10 @@ def _scalar(value: str, kinds: set[str]):
     return value
 
 
+def _whole_only(kinds: set[str]) -> bool:
+    return "integer" in kinds and "number" not in kinds
+
+
 def _branch(schema: dict, kind: str) -> dict:
     """The part of ``schema`` that describes values of ``kind``."""
     for branch in schema.get("oneOf", []) + schema.get("anyOf", []):
@@ -60,9 +64,15 @@ def _branch(schema: dict, kind: str) -> dict:
 
 
 def coerce(value, schema: dict):
-    """``value`` with text turned into the schema's type, recursively."""
+    """``value`` with text turned into the schema's type, recursively; a
+    whole-number float where only an integer fits (``2.0``, ``1e3``) becomes
+    that integer, before any param is built from it."""
     if isinstance(value, str):
-        return _scalar(value, _types(schema))
+        value = _scalar(value, _types(schema))
+    if isinstance(value, float) and value.is_integer() and _whole_only(_types(schema)):
+        return int(value)
+    if isinstance(value, str):
+        return value
     if isinstance(value, list):
         items = _branch(schema, "array").get("items", {})
         return [coerce(v, items) for v in value]
@@ -88,10 +98,24 @@ def _path(error) -> str:
     return text or "(top level)"
 
 
+def _duplicate(values: list):
+    seen = []
+    for v in values:
+        if v in seen:
+            return v
+        seen.append(v)
+    return None
+
+
 def _explain(error) -> str:
     value = error.instance
+    custom = error.schema.get("x-problem", {}).get(error.validator)
+    if custom:
+        return custom.format(value=value)
     if error.validator == "type" and "integer" in str(error.validator_value) and isinstance(value, float):
-        return f"{value!r} must be a whole number"
+        return f"{value!r} must be a whole number: {value!r} is not an integer"
+    if error.validator == "uniqueItems":
+        return f"{_duplicate(value)!r} is listed twice"
     if error.validator == "additionalProperties":
         return f"{error.message} (an unknown key)"
     if error.validator in ("oneOf", "anyOf"):
@@ -100,14 +124,28 @@ def _explain(error) -> str:
     return error.message
 
 
+def _innermost(error):
+    """For a value that fits no branch of a oneOf/anyOf, the error inside
+    the branch meant for its kind (a mapping's bad label, not 'expected auto')."""
+    while error.validator in ("oneOf", "anyOf") and error.context and "x-problem" not in error.schema:
+        kind = "object" if isinstance(error.instance, dict) else "array" if isinstance(error.instance, list) else None
+        inside = [e for e in error.context if kind and kind in _types(error.schema[error.validator][e.schema_path[0]])]
+        if not inside:
+            break
+        error = jsonschema.exceptions.best_match(inside)
+    return error
+
+
 def schema_problem(config: dict, schema: dict) -> str | None:
     """The first schema violation as 'config key `a.b`: ... Fix: ...'."""
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), list(map(str, e.path))))
     if not errors:
         return None
-    error = jsonschema.exceptions.best_match(errors) or errors[0]
-    return (
-        f"config key `{_path(error)}`: {_explain(error)}. Fix: correct it in the config file or on the "
-        "command line; config/README.md lists every key with its type and an example"
-    )
+    error = _innermost(jsonschema.exceptions.best_match(errors) or errors[0])
+    fix = error.schema.get("x-fix")
+    fix = fix.format(value=error.instance) if fix else (
+        "correct it in the config file or on the command line; config/README.md lists every key with its type "
+        "and an example"
+    )  # fmt: skip
+    return f"config key `{_path(error)}`: {_explain(error)}. Fix: {fix}"

@@ -1,8 +1,16 @@
-"""Devices: what ``devices: auto`` means, without importing TensorFlow.
+"""Devices: their types, and what ``devices: auto`` means, without importing TensorFlow.
+
+A device spec is a plain dict from the config: ``{"type": "cpu", "threads":
+N}`` or ``{"type": "gpu", "index": I}``. Each type is one :class:`Device`
+subclass, registered in :data:`TYPES`, that says everything that differs
+between types: its conda env and threads, its process environment, how
+TensorFlow opens it, its energy meter and memory reader, how it is
+described in words, its cluster resources and its config checks. Nothing
+outside this module asks which type a device is; a new type (an Apple GPU,
+a TPU) is one class here.
 
 GPU detection asks ``nvidia-smi`` (fast, no CUDA context) so that a dry run
-of the workflow stays quick. A device spec is a plain dict:
-``{"type": "cpu", "threads": N}`` or ``{"type": "gpu", "index": I}``.
+of the workflow stays quick.
 """
 
 from __future__ import annotations
@@ -83,8 +91,195 @@ def is_safe_label(label: str) -> bool:
     return bool(_LABEL_RE.match(str(label)))
 
 
+# ------------------------------------------------------------ device types
+
+
+class Device:
+    """One kind of device. A subclass says everything that differs between
+    kinds; nothing outside this module asks which kind a device is.
+
+    ``spec`` is the device's config mapping (``type`` plus the kind's own keys)."""
+
+    type: str = ""
+    conda_env: str = "../../envs/tensorflow.yaml"  # relative to workflow/rules/
+    accelerator: bool = False  # a GPU-like device (its absence is worth a warning)
+    compares_with_numpy: bool = False  # calibration also times NumPy's BLAS
+    compares_threads: bool = False  # its speed should grow with its threads
+
+    def __init__(self, spec: dict):
+        self.spec = spec
+
+    @property
+    def threads(self) -> int:
+        """Cores a job of this device takes."""
+        return 1
+
+    def recorded_threads(self) -> int | None:
+        return None
+
+    def process_environment(self) -> dict[str, str]:
+        """Environment variables to set before TensorFlow is imported."""
+        return {}
+
+    def open(self, tf):
+        """``(TensorFlow device name, physical device or None)``."""
+        raise NotImplementedError
+
+    def energy_meter(self, powercap):
+        raise NotImplementedError
+
+    def memory_reader(self, tf, device_name: str):
+        from .tfdevice import NoDeviceMemory
+
+        return NoDeviceMemory()
+
+    def describe(self, gpu_name: str | None = None) -> str:
+        raise NotImplementedError
+
+    def resources(self) -> dict:
+        """What a cluster job of this device asks for (Snakemake resources)."""
+        return {}
+
+    @classmethod
+    def check(cls, label: str, spec: dict, config: dict, fail) -> None:
+        """Fill in the spec's defaults and refuse what cannot work, with
+        ``fail(key, problem, fix)``."""
+
+
+class Cpu(Device):
+    type = "cpu"
+    compares_with_numpy = True
+    compares_threads = True
+
+    @property
+    def threads(self) -> int:
+        return self.spec["threads"]
+
+    def recorded_threads(self) -> int | None:
+        return self.spec.get("threads")
+
+    def process_environment(self) -> dict[str, str]:
+        threads = str(self.spec["threads"])
+        # hide every GPU; thread counts for TensorFlow's and NumPy's BLAS
+        return {"CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
+                "OPENBLAS_NUM_THREADS": threads}  # fmt: skip
+
+    def open(self, tf):
+        # must precede anything that initialises the TF runtime (tensorlayer does)
+        tf.config.threading.set_intra_op_parallelism_threads(self.spec["threads"])
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+        return "/CPU:0", None
+
+    def energy_meter(self, powercap):
+        from .energy import RaplMeter
+
+        return RaplMeter(powercap)
+
+    def describe(self, gpu_name: str | None = None) -> str:
+        threads = self.spec.get("threads")
+        if threads is None or threads != threads:  # missing, or NaN from a table
+            return "? threads"
+        return f"{int(threads)} thread{'s' if int(threads) != 1 else ''}"
+
+    @classmethod
+    def check(cls, label: str, spec: dict, config: dict, fail) -> None:
+        spec.setdefault("threads", logical_cores())
+        limit = config.get("max_threads") or logical_cores()
+        if spec["threads"] > limit:
+            fail(
+                f"devices.{label}.threads",
+                f"{spec['threads']} is more than the {limit} logical cores this machine has (more threads than "
+                "cores only slow training down)",
+                f"use at most {limit}, or raise max_threads for a cluster whose nodes have more cores",
+            )
+
+
+class Gpu(Device):
+    type = "gpu"
+    conda_env = "../../envs/tensorflow-gpu.yaml"
+    accelerator = True
+
+    def process_environment(self) -> dict[str, str]:
+        # index GPUs as nvidia-smi does, so that `index` means the same card
+        return {"CUDA_DEVICE_ORDER": os.environ.get("CUDA_DEVICE_ORDER", "PCI_BUS_ID")}
+
+    def open(self, tf):
+        from .tfdevice import DeviceError
+
+        gpus, index = tf.config.list_physical_devices("GPU"), self.spec["index"]
+        if not gpus:
+            raise DeviceError(
+                f"a GPU (index {index}) was requested but TensorFlow sees no GPU "
+                f"(TensorFlow {tf.__version__}, built with CUDA: {tf.test.is_built_with_cuda()}). Fix: install "
+                "the GPU extra (pip install -e '.[gpu]', i.e. tensorflow[and-cuda]) on a machine with an "
+                "NVIDIA driver, or remove the gpu device from `devices`."
+            )
+        if index >= len(gpus):
+            raise DeviceError(
+                f"GPU index {index} does not exist: TensorFlow sees {len(gpus)} GPU(s), "
+                f"indices 0..{len(gpus) - 1}. Fix: set devices.<label>.index to one of those."
+            )
+        tf.config.set_visible_devices([gpus[index]], "GPU")
+        tf.config.experimental.set_memory_growth(gpus[index], True)
+        return "/GPU:0", gpus[index]
+
+    def energy_meter(self, powercap):
+        from .energy import NvmlMeter
+
+        return NvmlMeter(self.spec["index"])
+
+    def memory_reader(self, tf, device_name: str):
+        from .tfdevice import GpuMemory
+
+        return GpuMemory(tf, device_name)
+
+    def describe(self, gpu_name: str | None = None) -> str:
+        return gpu_name or f"GPU {self.spec['index']}"
+
+    def resources(self) -> dict:
+        model = self.spec.get("model")
+        return {"gpu": 1, **({"gpu_model": model} if model else {})}
+
+    @classmethod
+    def check(cls, label: str, spec: dict, config: dict, fail) -> None:
+        spec.setdefault("index", 0)
+
+
+#: every device type, by the name a config gives in `type`
+TYPES: dict[str, type[Device]] = {cls.type: cls for cls in (Cpu, Gpu)}
+
+
+def of(spec: dict) -> Device:
+    """The device of a spec (its ``type`` must be one of :data:`TYPES`)."""
+    return TYPES[spec["type"]](spec)
+
+
+#: what a device that asks for none of a cluster resource gives it
+_NO_RESOURCE = {"gpu": 0, "gpu_model": ""}
+
+
+def cluster_resource(spec: dict, name: str):
+    """The value of cluster resource ``name`` for a device's jobs."""
+    return of(spec).resources().get(name, _NO_RESOURCE[name])
+
+
 def describe(spec: dict, gpu_name: str | None = None) -> str:
     """What a device is, in words: ``2 threads`` or the GPU's name."""
-    if spec["type"] == "cpu":
-        return f"{spec['threads']} thread{'s' if spec['threads'] != 1 else ''}"
-    return gpu_name or f"GPU {spec['index']}"
+    return of(spec).describe(gpu_name)
+
+
+def columns(spec: dict, env: dict) -> dict:
+    """The device's columns in summary.csv."""
+    return {"device_type": spec["type"], "threads": spec.get("threads"), "gpu_index": spec.get("index"),
+            "gpu_name": env.get("gpu_name")}  # fmt: skip
+
+
+def spec_of_row(row) -> dict:
+    """A device spec back from a summary.csv row (for its description)."""
+    return {"type": row.device_type, "threads": row.get("threads"), "index": row.get("gpu_index")}
+
+
+def label(row) -> str:
+    """``cpu (2 threads)``, ``gpu (NVIDIA H100)``: a device with what it is."""
+    name = row.get("gpu_name") if isinstance(row.get("gpu_name"), str) and row.get("gpu_name") else None
+    return f"{row.device} ({describe(spec_of_row(row), name)})"

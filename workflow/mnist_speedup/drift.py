@@ -16,8 +16,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-MIN_DRIFT_WARN = 0.03
-
 
 def start_seconds(summary: pd.DataFrame) -> pd.Series:
     """Seconds of each run's start since the first run of its machine."""
@@ -54,20 +52,3 @@ def table(summary: pd.DataFrame) -> pd.DataFrame:
                      "device_rate_drift": rate, "device_rate_drift_ci_low": rate_low,
                      "device_rate_drift_ci_high": rate_high})  # fmt: skip
     return pd.DataFrame(rows)
-
-
-def warnings(drift: pd.DataFrame, speedup: pd.DataFrame) -> list[str]:
-    """Drift beyond the larger of 3% and the seeds' CV, whose interval
-    excludes no change (a trend, not the runs' own scatter)."""
-    cv = speedup.set_index(["batch_size", "device"]).cv_seeds
-    out = []
-    for _, r in drift.iterrows():
-        limit = max(MIN_DRIFT_WARN, cv.get((r.batch_size, r.device), 0.0) or 0.0)
-        significant = r.epoch_time_drift_ci_low > 0 or r.epoch_time_drift_ci_high < 0
-        if math.isfinite(r.epoch_time_drift) and abs(r.epoch_time_drift) > limit and significant:
-            out.append(
-                f"{r.device} at batch size {r.batch_size}: timings drifted by {r.epoch_time_drift:+.1%} over the "
-                f"run (95% CI {r.epoch_time_drift_ci_low:+.1%} to {r.epoch_time_drift_ci_high:+.1%}): the machine "
-                "was not steady; rerun when it is idle"
-            )
-    return out

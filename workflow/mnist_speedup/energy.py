@@ -91,10 +91,10 @@ class NvmlMeter:
 
 def open_meter(spec: dict, powercap: Path = POWERCAP):
     """``(meter, None)`` for the device of ``spec``, or ``(None, reason)``."""
+    from . import devices
+
     try:
-        if spec["type"] == "gpu":
-            return NvmlMeter(spec["index"]), None
-        return RaplMeter(powercap), None
+        return devices.of(spec).energy_meter(powercap), None
     except EnergyUnavailable as exc:
         return None, str(exc)
 

@@ -142,7 +142,9 @@ def _keras_version() -> str | None:
 def capture(tf, tl, spec: dict, gpu, device_name: str) -> dict:
     """The whole environment of a job on ``spec``: host, TensorFlow side,
     and the thread settings TensorFlow actually uses."""
-    env = host_environment(spec.get("threads") if spec["type"] == "cpu" else None)
+    from . import devices
+
+    env = host_environment(devices.of(spec).recorded_threads())
     env.update(tensorflow_environment(tf, tl, gpu, spec.get("index")))
     env["tf_intra_op_threads"] = tf.config.threading.get_intra_op_parallelism_threads()
     env["tf_inter_op_threads"] = tf.config.threading.get_inter_op_parallelism_threads()

@@ -26,16 +26,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
-from . import atomic  # noqa: E402
-
-DEFAULTS = {
-    "width_in": 7.0,
-    "height_in": 3.2,
-    "dpi": 300,
-    "formats": ["pdf", "png"],
-    "palette": "colorblind",
-    "title": None,
-}
+from . import atomic, schema  # noqa: E402
 
 RC = {
     "font.size": 8,
@@ -189,7 +180,7 @@ def draw(
 ):
     """The three-panel figure. ``curves`` are the mean convergence curves
     (``tta.mean_curves``); ``labels`` map a device to its legend text."""
-    opts = {**DEFAULTS, **(options or {})}
+    opts = {**schema.defaults("figure"), **(options or {})}
     devices, colours, names = _setup(summary, baseline, opts, labels)
     batch_sizes = sorted(summary.batch_size.unique())
     with sns.axes_style("ticks"), plt.rc_context(RC):
@@ -214,7 +205,7 @@ def draw_timeline(summary: pd.DataFrame, baseline: str, options: dict | None = N
     workflow run (minutes), by device and batch size; calibrations shaded."""
     from .drift import start_seconds
 
-    opts = {**DEFAULTS, **(options or {})}
+    opts = {**schema.defaults("figure"), **(options or {})}
     devices, colours, names = _setup(summary, baseline, opts, labels)
     df = summary.assign(start_min=start_seconds(summary) / 60)
     batch_sizes = sorted(df.batch_size.unique())

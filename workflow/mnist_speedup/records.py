@@ -10,18 +10,15 @@ the fix (rerun them).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
 from pathlib import Path
 
-from . import atomic
+from . import run
 from .devices import LABEL_PATTERN
-from .trainer import SCHEMA_VERSION
+from .seal import DIGEST_FIELD, content_digest
 
-#: the field in which a job writes the SHA-256 of the rest of its record
-DIGEST_FIELD = "record_sha256"
 _LABEL = re.compile(LABEL_PATTERN + r"\Z")
 _HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}\Z")
 #: an epoch of this MLP on MNIST longer than a day is not a measurement
@@ -35,33 +32,8 @@ class RecordError(ValueError):
     pass
 
 
-def run_files(results_dir) -> list[Path]:
-    """Every ``runs/<device>/bs<batch>/seed<seed>.json`` under a results folder."""
-    return sorted(Path(results_dir, "runs").glob("*/bs*/seed*.json"))
-
-
 def calibration_files(results_dir) -> list[Path]:
     return sorted(Path(results_dir, "calibration").glob("*.json"))
-
-
-def write_json_atomic(path, obj) -> None:
-    atomic.write_text(path, json.dumps(obj, indent=2, allow_nan=False) + "\n")
-
-
-def content_digest(record: dict) -> str:
-    """SHA-256 of a record's content without its own digest field."""
-    body = {k: v for k, v in record.items() if k != DIGEST_FIELD}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def seal(record: dict) -> dict:
-    """The record with the digest of its content, as the job that made it wrote it."""
-    return {**record, DIGEST_FIELD: content_digest(record)}
-
-
-def write_record(path, record: dict) -> None:
-    write_json_atomic(path, seal(record))
 
 
 def _refuse_constant(name: str):
@@ -103,34 +75,6 @@ def check_names(record: dict, source: str, label_key: str = "device") -> None:
         )
 
 
-# (dotted key, accepted types) that aggregation relies on
-_REQUIRED = (
-    ("schema_version", int),
-    ("device", str),
-    ("device_spec.type", str),
-    ("batch_size", int),
-    ("seed", int),
-    ("epochs", int),
-    ("warmup_epochs", int),
-    ("samples_per_epoch", int),
-    ("timing.epoch_s", list),
-    ("timing.first_epoch_s", (int, float)),
-    ("timing.steady_epoch_mean_s", (int, float)),
-    ("timing.samples_per_s", (int, float)),
-    ("quality.test_accuracy", (int, float)),
-    ("quality.val_accuracy", (int, float)),
-    ("quality.epoch_val_accuracy", list),
-    ("loop.steps_per_call", int),
-    ("loop.calls_per_epoch", int),
-    ("loop.optimizer_steps_per_epoch", list),
-    ("memory", dict),
-    ("energy", dict),
-    ("quality.final_train_loss", (int, float)),
-    ("flops.achieved_per_s", (int, float)),
-    ("environment.hostname", str),
-)
-
-
 def _get(record: dict, dotted: str):
     value = record
     for part in dotted.split("."):
@@ -150,15 +94,15 @@ def check(record, source: str = "record") -> dict:
             "per-epoch validation accuracy, the compiled training loop, memory and energy were recorded; "
             "it cannot be compared with today's runs. Fix: delete it and run snakemake again to redo that run."
         )
-    if version != SCHEMA_VERSION:
+    if version != run.SCHEMA_VERSION:
         raise RecordError(
             f"{source}: schema_version {version!r} is not supported (this workflow reads "
-            f"version {SCHEMA_VERSION}). Fix: rerun that training job with this workflow "
+            f"version {run.SCHEMA_VERSION}). Fix: rerun that training job with this workflow "
             "(delete the file and run snakemake again), or aggregate it with the workflow "
             "version that wrote it."
         )
     check_digest(record, source)
-    for dotted, types in _REQUIRED:
+    for dotted, types in run.REQUIRED:
         try:
             value = _get(record, dotted)
         except KeyError:

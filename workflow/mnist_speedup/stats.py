@@ -43,6 +43,16 @@ class Ratio:
     def bounded(self) -> bool:
         return math.isfinite(self.low) and math.isfinite(self.high)
 
+    @classmethod
+    def none(cls, reason: str) -> Ratio:
+        """No ratio at all, with the reason."""
+        return cls(math.nan, math.nan, math.nan, math.nan, CI_METHOD, reason)
+
+    @classmethod
+    def identity(cls) -> Ratio:
+        """The baseline against itself: exactly 1."""
+        return cls(1.0, 1.0, 1.0, math.inf, "the baseline itself")
+
     def scaled(self, factor: float) -> Ratio:
         """The same ratio times a constant (e.g. a price ratio): the
         interval scales with it, nothing is re-derived."""

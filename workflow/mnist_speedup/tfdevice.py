@@ -13,6 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from . import devices
+
 
 class DeviceError(RuntimeError):
     """The requested device is not available; never fall back silently."""
@@ -21,59 +23,35 @@ class DeviceError(RuntimeError):
 def prepare_environment(spec: dict) -> None:
     """Set the process environment for ``spec``; call before importing TF."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    if spec["type"] == "cpu":
-        os.environ["CUDA_VISIBLE_DEVICES"] = ""  # hide every GPU
-        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-            os.environ[var] = str(spec["threads"])
-    else:
-        # index GPUs as nvidia-smi does, so that `index` means the same card
-        os.environ.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
+    os.environ.update(devices.of(spec).process_environment())
 
 
 def open_device(spec: dict):
     """Import TensorFlow/TensorLayer configured for ``spec``.
 
-    Returns ``(tf, tl, device_name, gpu)`` where ``gpu`` is the physical
-    device (None for CPU). Raises DeviceError when a GPU is asked for and
-    TensorFlow cannot see it.
+    Returns ``(tf, tl, device_name, physical)`` where ``physical`` is the
+    physical accelerator (None for a CPU). Raises DeviceError when the
+    device cannot be opened (a GPU TensorFlow cannot see).
     """
     prepare_environment(spec)
     import tensorflow as tf
 
-    gpu = None
-    if spec["type"] == "cpu":
-        # must precede anything that initialises the TF runtime (tensorlayer does)
-        tf.config.threading.set_intra_op_parallelism_threads(spec["threads"])
-        tf.config.threading.set_inter_op_parallelism_threads(1)
-        device_name = "/CPU:0"
-    else:
-        gpus = tf.config.list_physical_devices("GPU")
-        index = spec["index"]
-        if not gpus:
-            raise DeviceError(
-                f"a GPU (index {index}) was requested but TensorFlow sees no GPU "
-                f"(TensorFlow {tf.__version__}, built with CUDA: "
-                f"{tf.test.is_built_with_cuda()}). Fix: install the GPU extra "
-                "(pip install -e '.[gpu]', i.e. tensorflow[and-cuda]) on a machine with an "
-                "NVIDIA driver, or remove the gpu device from `devices`."
-            )
-        if index >= len(gpus):
-            raise DeviceError(
-                f"GPU index {index} does not exist: TensorFlow sees {len(gpus)} GPU(s), "
-                f"indices 0..{len(gpus) - 1}. Fix: set devices.<label>.index to one of those."
-            )
-        gpu = gpus[index]
-        tf.config.set_visible_devices([gpu], "GPU")
-        tf.config.experimental.set_memory_growth(gpu, True)
-        device_name = "/GPU:0"
+    device_name, physical = devices.of(spec).open(tf)
     import tensorlayer as tl
 
-    return tf, tl, device_name, gpu
+    return tf, tl, device_name, physical
 
 
 def sync(tf) -> None:
     """Wait for all queued device work (a no-op cost on the CPU)."""
     tf.test.experimental.sync_devices()
+
+
+class NoDeviceMemory:
+    """The memory reader of a device without its own memory (a CPU run)."""
+
+    def peak(self) -> dict:
+        return {"gpu_peak_bytes": None, "gpu_reason": "not a GPU run"}
 
 
 class GpuMemory:

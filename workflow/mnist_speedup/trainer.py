@@ -22,44 +22,18 @@ import datetime as dt
 import math
 import statistics
 import time
-from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from . import calibrate, energy, environment, model, tfdevice
+from . import calibrate, devices, energy, environment, measurements, model, tfdevice
+from .run import RunSpec
 
-SCHEMA_VERSION = 2
 EVAL_CHUNK = 1000  # samples per evaluation call
 OVERHEAD_LOOP_REPEATS = 3  # compiled K-step calls timed for the host-overhead estimate
 
 
 class TrainingError(RuntimeError):
     """A run that went wrong (diverged, out of memory); names the run."""
-
-
-@dataclass
-class RunSpec:
-    device: str
-    device_spec: dict
-    batch_size: int
-    seed: int
-    epochs: int
-    warmup_epochs: int = 1
-    learning_rate: float = 1e-4
-    adam: dict = field(default_factory=lambda: {"beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-8})
-    input_pipeline: str = "device"
-    deterministic: bool = False
-    train_samples: int | None = None
-    step_samples: int = 50
-    steps_per_call: int | str = "epoch"
-
-    def name(self) -> str:
-        return f"device {self.device}, batch size {self.batch_size}, seed {self.seed}"
-
-    def calls_per_epoch(self, steps: int) -> tuple[int, int]:
-        """(steps per call, calls per epoch) for an epoch of ``steps`` steps."""
-        per_call = steps if self.steps_per_call == "epoch" else min(int(self.steps_per_call), steps)
-        return per_call, math.ceil(steps / per_call)
 
 
 def _now() -> str:
@@ -73,13 +47,6 @@ def load_data(path, train_samples: int | None = None) -> dict[str, np.ndarray]:
         data["x_train"] = data["x_train"][:train_samples]
         data["y_train"] = data["y_train"][:train_samples]
     return data
-
-
-def steady_state(epoch_s: list[float], warmup_epochs: int) -> list[float]:
-    return epoch_s[warmup_epochs:]
-
-
-OPTIMIZER = "tf.compat.v1.train.AdamOptimizer (fused ResourceApplyAdam kernel, as in the original TF1 code)"
 
 
 def make_optimizer(tf, spec: RunSpec):
@@ -100,12 +67,12 @@ def make_optimizer(tf, spec: RunSpec):
 
 
 def run(spec: RunSpec, data_path, log=print) -> dict:
-    """Train once and return the run record (see ``records.py``)."""
+    """Train once and return what was measured, for ``run.make_record``."""
     started_at = _now()
     # process start, interpreter, Snakemake's script preamble, lock wait
     setup = {"before_run_s": environment.process_age_s()}
     t = time.perf_counter()
-    tf, tl, device_name, gpu = tfdevice.open_device(spec.device_spec)
+    tf, tl, device_name, physical = tfdevice.open_device(spec.device_spec)
     setup["import_s"] = time.perf_counter() - t
     if spec.deterministic:
         tf.config.experimental.enable_op_determinism()
@@ -120,45 +87,38 @@ def run(spec: RunSpec, data_path, log=print) -> dict:
         raise TrainingError(f"{spec.name()}: batch size larger than the {n_train} training samples")
 
     try:
-        record = _train(tf, tl, device_name, spec, data, steps, setup, log)
+        measured = _train(tf, tl, device_name, spec, data, steps, setup, log)
     except tf.errors.ResourceExhaustedError as exc:
         raise TrainingError(
             f"{spec.name()}: the device ran out of memory at batch size {spec.batch_size}. "
             "Fix: use a smaller batch size for this device."
         ) from exc
-
-    spec_dict = asdict(spec)
-    spec_dict.pop("device_spec")
-    record.update(
-        schema_version=SCHEMA_VERSION,
-        **spec_dict,
-        device_spec=dict(spec.device_spec),
-        samples_per_epoch=steps * spec.batch_size,
-        steps_per_epoch=steps,
-        started_at=started_at,
-        finished_at=_now(),
-        environment=environment.capture(tf, tl, spec.device_spec, gpu, device_name),
-    )
-    record["memory"]["host_peak_rss_bytes"] = environment.peak_rss_bytes()
-    record["setup_s"] = {k: (round(v, 6) if v is not None else None) for k, v in setup.items()}
-    return record
+    measured["memory"]["host_peak_rss_bytes"] = environment.peak_rss_bytes()
+    return measured | {
+        "samples_per_epoch": steps * spec.batch_size,
+        "steps_per_epoch": steps,
+        "started_at": started_at,
+        "finished_at": _now(),
+        "environment": environment.capture(tf, tl, spec.device_spec, physical, device_name),
+        "setup_s": {k: (round(v, 6) if v is not None else None) for k, v in setup.items()},
+    }
 
 
 def _train(tf, tl, device_name, spec: RunSpec, data, steps, setup, log) -> dict:
     with tf.device(device_name):
-        session = Session(tf, tl, device_name, spec, data, steps, setup)
-        session.trace()
-        probe = session.probe_device_rate()
-        epochs = session.timed_epochs(log)
-        test_acc, test_loss = session.evaluate(data["x_test"], data["y_test"])
+        training = CompiledTraining(tf, tl, device_name, spec, data, steps, setup)
+        training.trace()
+        probe = training.probe_device_rate()
+        epochs = training.timed_epochs(log)
+        test_acc, test_loss = training.evaluate(data["x_test"], data["y_test"])
         log(f"validation accuracy {epochs['val_accuracy'][-1]:.4f}, test accuracy {test_acc:.4f}")
-        steps_after = session.extra_measurements()
-    return _record(spec, steps, epochs, test_acc, test_loss, probe, steps_after)
+        steps_after = training.extra_measurements()
+    return measurements.summarise(spec, steps, epochs, (test_acc, test_loss), probe, steps_after)
 
 
-class Session:
-    """The model, optimizer, data on the device and the compiled training
-    function of one run, in named stages."""
+class CompiledTraining:
+    """One run's model, optimizer, data on the device and compiled
+    training function, in named stages (build, trace, epochs, evaluation)."""
 
     def __init__(self, tf, tl, device_name, spec: RunSpec, data, steps, setup):
         self.tf, self.spec, self.data, self.steps, self.setup = tf, spec, data, steps, setup
@@ -283,7 +243,7 @@ class Session:
     def timed_epochs(self, log) -> dict:
         tf, spec = self.tf, self.spec
         meter = energy.EpochEnergy(spec.device_spec)
-        memory = tfdevice.GpuMemory(tf, self.device_name)
+        memory = devices.of(spec.device_spec).memory_reader(tf, self.device_name)
         out = {key: [] for key in ("epoch_s", "loss", "val_accuracy", "val_loss", "eval_s", "steps")}
         for epoch in range(1, spec.epochs + 1):
             before_steps = int(self.step_count.numpy())
@@ -309,7 +269,7 @@ class Session:
                 f"{self.steps * spec.batch_size / elapsed:,.0f} samples/s, loss {loss:.4f}, "
                 f"validation accuracy {val_acc:.4f}"
             )
-        steady_s = steady_state(out["epoch_s"], spec.warmup_epochs)
+        steady_s = out["epoch_s"][spec.warmup_epochs :]
         out["energy"] = meter.summary(steady_s)
         out["memory"] = memory.peak()
         return out
@@ -379,61 +339,3 @@ class Session:
         fn()
         tfdevice.sync(self.tf)
         return time.perf_counter() - t0
-
-
-def _record(spec: RunSpec, steps: int, epochs: dict, test_acc, test_loss, probe: dict, after: dict) -> dict:
-    bs = spec.batch_size
-    steady = steady_state(epochs["epoch_s"], spec.warmup_epochs)
-    mean = statistics.fmean(steady)
-    std = statistics.stdev(steady) if len(steady) > 1 else None
-    flops_step = model.training_step_flops(bs)
-    per_call, calls = spec.calls_per_epoch(steps)
-    step_ms = after["step_ms"]
-    return {
-        "timing": {
-            "clock": "time.perf_counter, device synchronised before each read",
-            "epoch_s": epochs["epoch_s"],
-            "epoch_is_warmup": [i < spec.warmup_epochs for i in range(spec.epochs)],
-            "first_epoch_s": epochs["epoch_s"][0],
-            "steady_epoch_mean_s": mean,
-            "steady_epoch_std_s": std,
-            "steady_epoch_cv": (std / mean) if std is not None else None,
-            "samples_per_s": steps * bs / mean,
-            "epoch_eval_s": epochs["eval_s"],
-            "step_ms": step_ms,
-            "step_ms_median": statistics.median(step_ms) if step_ms else None,
-        },
-        "loop": {
-            "steps_per_call": per_call,
-            "calls_per_epoch": calls,
-            "optimizer_steps_per_epoch": epochs["steps"],
-            "description": _loop_description(spec, per_call, calls),
-        },
-        "host_overhead": after["host_overhead"],
-        "device_rate_probe": probe,
-        "memory": epochs["memory"],
-        "energy": epochs["energy"],
-        "optimizer": OPTIMIZER,
-        "flops": {
-            "per_step": flops_step,
-            "per_epoch": flops_step * steps,
-            "achieved_per_s": flops_step * steps / mean,
-        },
-        "quality": {
-            "epoch_loss": epochs["loss"],
-            "epoch_val_accuracy": epochs["val_accuracy"],
-            "epoch_val_loss": epochs["val_loss"],
-            "final_train_loss": epochs["loss"][-1],
-            "val_accuracy": epochs["val_accuracy"][-1],
-            "test_accuracy": test_acc,
-            "test_loss": test_loss,
-        },
-    }
-
-
-def _loop_description(spec: RunSpec, per_call: int, calls: int) -> str:
-    if spec.input_pipeline == "host":
-        return "one compiled call per step, each batch sliced in host memory and copied (as the original)"
-    if calls == 1:
-        return "the whole epoch in one compiled call (tf.range loop, batches gathered on the device)"
-    return f"{per_call} steps per compiled call, {calls} calls per epoch (batches gathered on the device)"

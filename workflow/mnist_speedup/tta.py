@@ -19,7 +19,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from . import stats
+from . import compare, stats
 
 BEST_CAVEAT = (
     "Each device's best batch size was chosen from these same runs, so this interval is optimistic "
@@ -56,21 +56,21 @@ def censored_message(runs: pd.DataFrame, who: str, target: float, epochs: int) -
     )
 
 
-def _tta_ratio(base: pd.DataFrame, runs: pd.DataFrame, paired: bool, target: float, epochs: int) -> stats.Ratio:
-    for who, group in (("the baseline", base), ("this device", runs)):
-        if group.empty:
-            return stats.Ratio(math.nan, math.nan, math.nan, math.nan, stats.CI_METHOD, stats.NO_BASELINE)
-        if not group.target_reached.all():
-            return stats.Ratio(math.nan, math.nan, math.nan, math.nan, stats.CI_METHOD,
-                               censored_message(group, who, target, epochs))  # fmt: skip
-    if paired:
-        return stats.paired_fieller_ratio(
-            base.sort_values("seed").time_to_target_s, runs.sort_values("seed").time_to_target_s
-        )
-    return stats.fieller_ratio(base.time_to_target_s, runs.time_to_target_s)
+def _censored(target: float, epochs: int):
+    """Why two groups of runs have no time-to-target ratio, if they have none."""
+
+    def reason(base: pd.DataFrame, runs: pd.DataFrame) -> str | None:
+        for who, group in (("the baseline", base), ("this device", runs)):
+            if group.empty:
+                return stats.NO_BASELINE
+            if not group.target_reached.all():
+                return censored_message(group, who, target, epochs)
+        return None
+
+    return reason
 
 
-def _row(bs, device, runs: pd.DataFrame, base: pd.DataFrame, r: stats.Ratio) -> dict:
+def _row(bs, device, runs: pd.DataFrame, r: stats.Ratio) -> dict:
     reached = runs[runs.target_reached]
     return {
         "batch_size": bs,
@@ -88,9 +88,7 @@ def _row(bs, device, runs: pd.DataFrame, base: pd.DataFrame, r: stats.Ratio) -> 
     }
 
 
-def table(
-    summary: pd.DataFrame, runs: pd.DataFrame, baseline: str, target: float, paired_design, prices: dict | None = None
-) -> pd.DataFrame:
+def table(summary: pd.DataFrame, runs: pd.DataFrame, baseline: str, target: float, prices: dict | None = None):
     """Per batch size and device: runs that reached the target, mean/SD of
     time to target, mean epochs to it, the speedup over the baseline at the
     same batch size, and each device's best batch size marked."""
@@ -101,16 +99,12 @@ def table(
     for bs, at_bs in runs.groupby("batch_size", sort=True):
         base = at_bs[at_bs.device == baseline]
         for device, group in at_bs.groupby("device", sort=True):
-            epochs = int(group.epochs.iloc[0])
-            if device == baseline:
-                r = stats.Ratio(1.0, 1.0, 1.0, math.inf, "the baseline itself")
-                if not group.target_reached.all():
-                    r = _tta_ratio(group, group, False, target, epochs)
-            else:
-                r = _tta_ratio(base, group, paired_design(base, group), target, epochs)
-            row = _row(bs, device, group, base, r)
+            itself = device == baseline
+            r = compare.compare(group if itself else base, group, "time_to_target_s", baseline_itself=itself,
+                                refuse=_censored(target, int(group.epochs.iloc[0])))  # fmt: skip
+            row = _row(bs, device, group, r)
             base_price = prices.get(base.device_label.iloc[0]) if len(base) else None
-            row |= cost(row["time_to_target_s_mean"], r, prices.get(group.device_label.iloc[0]), base_price,
+            row |= compare.cost(row["time_to_target_s_mean"], r, prices.get(group.device_label.iloc[0]), base_price,
                         "cost_to_target")  # fmt: skip
             out.append(row)
     df = pd.DataFrame(out)
@@ -135,27 +129,13 @@ def best_against_best(table_df: pd.DataFrame, runs: pd.DataFrame, baseline: str)
         if device == baseline:
             continue
         dev_runs = runs[(runs.device == device) & (runs.batch_size == row.batch_size)]
-        r = stats.fieller_ratio(base_runs.time_to_target_s, dev_runs.time_to_target_s)
+        r = compare.compare(base_runs, dev_runs, "time_to_target_s", paired=False)
         out.append({"device": device, "device_batch_size": row.batch_size, "baseline_batch_size": base_bs,
                     "time_to_target_s_mean": row.time_to_target_s_mean,
                     "baseline_time_to_target_s_mean": best.loc[baseline, "time_to_target_s_mean"],
                     "tta_speedup": r.estimate, "tta_speedup_ci_low": r.low, "tta_speedup_ci_high": r.high,
                     "tta_ci_method": r.method, "tta_note": r.reason})  # fmt: skip
     return pd.DataFrame(out)
-
-
-# ------------------------------------------------------------ cost
-
-
-def cost(seconds: float, r: stats.Ratio, price: float | None, base_price: float | None, name: str) -> dict:
-    """``name`` (the cost of ``seconds`` at ``price`` per hour) and the cost
-    ratio (baseline cost / device cost): the time ratio's interval times the
-    constant price ratio, not re-derived. NaN where a price is missing."""
-    if price is None or base_price is None:
-        return {name: math.nan, "cost_ratio": math.nan, "cost_ratio_ci_low": math.nan, "cost_ratio_ci_high": math.nan}
-    c = r.scaled(base_price / price)
-    return {name: seconds / 3600 * price, "cost_ratio": c.estimate, "cost_ratio_ci_low": c.low,
-            "cost_ratio_ci_high": c.high}  # fmt: skip
 
 
 def mean_curves(curves: pd.DataFrame) -> pd.DataFrame:

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
-from snakemake.utils import validate
 
 # Every path from this file's own location, so that the workflow also runs
 # as a module of another workflow (whose working directory is elsewhere).
@@ -19,15 +18,26 @@ sys.path.insert(0, str(WORKFLOW_DIR))
 
 from mnist_speedup import config as config_check  # noqa: E402
 from mnist_speedup import devices as device_info  # noqa: E402
-from mnist_speedup import bundle, mnist, progress, records  # noqa: E402
+from mnist_speedup import (
+    bundle,
+    codedigest,
+    mnist,
+    progress,
+    records,
+    run,
+)  # noqa: E402
 
 SCHEMA = WORKFLOW_DIR.parent / "config" / "schemas" / "config.schema.yaml"
 try:
     # --config values arrive as text; coerce, check in our words, then let
     # the schema fill in the defaults and check how the keys fit together
-    config_check.prepare(config, workflow.config_settings.config, SCHEMA)
-    validate(config, str(SCHEMA))
-    config_check.check(config)
+    config_check.parse(
+        config,
+        workflow.config_settings.config,
+        SCHEMA,
+        config_files=[WORKFLOW_DIR.parent / "config" / "config.yaml"]
+        + list(workflow.config_settings.configfiles),
+    )
 except config_check.ConfigError as exc:
     raise WorkflowError(f"Invalid configuration: {exc}") from None
 
@@ -47,40 +57,28 @@ def file_name_part(text):
 # this machine, as it names its results bundle
 HOST = file_name_part(socket.gethostname())
 BASELINE = config["baseline"]
-PACKAGE = WORKFLOW_DIR / "mnist_speedup"
-
-# The code whose change must rerun training: the trainer and what it calls.
-# Hashed into a param, so Snakemake's params trigger reruns exactly the
-# training jobs when it changes (and nothing when the README or plots do).
-TRAINING_CODE = (
-    "trainer.py",
-    "model.py",
-    "tfdevice.py",
-    "environment.py",
-    "calibrate.py",
-    "energy.py",
-)
+SCRIPTS = WORKFLOW_DIR / "scripts"
 
 
-def code_digest(names):
-    digest = hashlib.sha256()
-    for name in names:
-        digest.update(name.encode())
-        digest.update((PACKAGE / name).read_bytes())
+def stage_digest(script, *also):
+    """The digest of the package code a stage's rule script imports (and of
+    any other files it reads), passed as a param: changing that code reruns
+    exactly that stage's jobs, and nothing when the README or tests change."""
+    digest = hashlib.sha256(codedigest.digest(SCRIPTS / script).encode())
+    for path in also:
+        digest.update(Path(path).read_bytes())
     return digest.hexdigest()[:16]
 
 
-TRAINING_CODE_DIGEST = code_digest(TRAINING_CODE)
-CALIBRATION_CODE_DIGEST = code_digest(
-    ("calibrate.py", "model.py", "tfdevice.py", "environment.py")
+TRAINING_CODE_DIGEST = stage_digest("train.py")
+CALIBRATION_CODE_DIGEST = stage_digest("calibrate.py")
+AGGREGATE_CODE_DIGEST = stage_digest("aggregate.py")
+FIGURE_CODE_DIGEST = stage_digest("figure.py")
+# the report also reads the figure captions' words from their .rst files
+REPORT_CODE_DIGEST = stage_digest(
+    "report.py", *sorted((WORKFLOW_DIR / "report").glob("*.rst"))
 )
-# Likewise for the presentation stages: their package code, not just the
-# thin rule scripts that Snakemake's code trigger already covers.
-AGGREGATE_CODE_DIGEST = code_digest(
-    ("aggregate.py", "records.py", "stats.py", "tta.py", "drift.py")
-)
-FIGURE_CODE_DIGEST = code_digest(("figure.py", "stats.py", "tta.py", "drift.py"))
-REPORT_CODE_DIGEST = code_digest(("report.py", "drift.py"))
+
 
 # Timing jobs must never overlap. The workflow profile (profiles/default)
 # caps the `timing_slot` resource at 1; without it, warn loudly. The
@@ -137,7 +135,7 @@ def calibration_priority(wildcards):
 def run_files():
     """This machine's run records for every device x batch size x seed."""
     return expand(
-        f"{RESULTS}/runs/{{device}}/bs{{batch_size}}/seed{{seed}}.json",
+        f"{RESULTS}/{run.RUN_PATH}",
         device=DEVICES,
         batch_size=config["batch_sizes"],
         seed=config["seeds"],
@@ -182,26 +180,25 @@ def device_spec(wildcards):
     return training_spec(wildcards.device)
 
 
+def device_of(wildcards):
+    return device_info.of(DEVICES[wildcards.device])
+
+
 def tensorflow_env(wildcards):
-    """The conda environment of a timing job: the CUDA build on a GPU."""
-    if DEVICES[wildcards.device]["type"] == "gpu":
-        return "../../envs/tensorflow-gpu.yaml"
-    return "../../envs/tensorflow.yaml"
+    """The conda environment of a timing job (the CUDA build on a GPU)."""
+    return device_of(wildcards).conda_env
 
 
 def device_threads(wildcards):
-    spec = DEVICES[wildcards.device]
-    return spec["threads"] if spec["type"] == "cpu" else 1
+    return device_of(wildcards).threads
 
 
-def device_gpus(wildcards):
-    """GPUs a job needs (a cluster executor turns this into --gpus)."""
-    return 1 if DEVICES[wildcards.device]["type"] == "gpu" else 0
-
-
-def device_gpu_model(wildcards):
-    """The GPU model a cluster job must land on ('' = any)."""
-    return DEVICES[wildcards.device].get("model", "")
+def cluster_resource(name):
+    """A resource of a timing job on a cluster: the GPU request of a GPU
+    device (Snakemake's Slurm executor turns it into --gpus), none for others."""
+    return lambda wildcards: device_info.cluster_resource(
+        DEVICES[wildcards.device], name
+    )
 
 
 def training_spec(label):
@@ -211,22 +208,16 @@ def training_spec(label):
 
 
 def training_params(wildcards):
-    """Every hyperparameter of one run, so that changing any reruns it."""
-    return {
-        "device": wildcards.device,
-        "device_spec": training_spec(wildcards.device),
-        "batch_size": int(wildcards.batch_size),
-        "seed": int(wildcards.seed),
-        "epochs": config["epochs"],
-        "warmup_epochs": config["warmup_epochs"],
-        "learning_rate": config["learning_rate"],
-        "adam": dict(config["adam"]),
-        "input_pipeline": config["input_pipeline"],
-        "deterministic": config["deterministic"],
-        "train_samples": config["train_samples"],
-        "step_samples": config["step_samples"],
-        "steps_per_call": config["steps_per_call"],
-    }
+    """Every setting of one run (run.RunSpec), canonical, so that changing
+    any value reruns it and reordering keys reruns nothing."""
+    spec = run.RunSpec.from_config(
+        config,
+        wildcards.device,
+        training_spec(wildcards.device),
+        wildcards.batch_size,
+        wildcards.seed,
+    )
+    return spec.params()
 
 
 def device_prices():
@@ -276,9 +267,7 @@ def extra_result_files():
     """Other machines' run records and calibrations, and the unpacked
     bundles (folders made by unpack_bundle), for the plan."""
     files = [
-        f
-        for d in COPIED_RUNS
-        for f in records.run_files(d) + records.calibration_files(d)
+        f for d in COPIED_RUNS for f in run.run_files(d) + records.calibration_files(d)
     ]
     return [str(f) for f in files] + UNPACKED_BUNDLES
 

@@ -6,15 +6,17 @@ rule train:
     input:
         data=ancient(NPZ_DIGEST),
     output:
-        f"{RESULTS}/runs/{{device}}/bs{{batch_size}}/seed{{seed}}.json",
+        f"{RESULTS}/{run.RUN_PATH}",
     log:
-        f"{LOGS}/train/{{device}}/bs{{batch_size}}/seed{{seed}}.log",
+        f"{LOGS}/{run.LOG_PATH}",
     priority: train_priority
     conda:
         tensorflow_env
     threads: device_threads
     resources:
         timing_slot=1,
+        gpu=cluster_resource("gpu"),
+        gpu_model=cluster_resource("gpu_model"),
     params:
         run=training_params,
         data=DATA_DIGEST,
@@ -35,6 +37,8 @@ rule calibrate:
     threads: device_threads
     resources:
         timing_slot=1,
+        gpu=cluster_resource("gpu"),
+        gpu_model=cluster_resource("gpu_model"),
     params:
         device_spec=device_spec,
         batch_sizes=config["batch_sizes"],

@@ -15,7 +15,7 @@ with logged(snakemake) as log:
     speedup = aggregate.speedup_table(summary, baseline, params.prices)
     per_run = tta.per_run(curves, params.target_accuracy)
     summary = summary.merge(per_run, on=["device", "batch_size", "seed"])
-    tta_table = tta.table(summary, per_run, baseline, params.target_accuracy, aggregate.paired_design, params.prices)
+    tta_table = tta.table(summary, per_run, baseline, params.target_accuracy, params.prices)
     tables = {
         out.summary: summary,
         out.speedup: speedup,

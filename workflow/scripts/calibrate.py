@@ -9,7 +9,7 @@ from mnist_speedup import tfdevice
 # thread counts for TensorFlow and NumPy's BLAS, before either is imported
 tfdevice.prepare_environment(snakemake.params.device_spec)
 
-from mnist_speedup import calibrate, records  # noqa: E402
+from mnist_speedup import calibrate, seal  # noqa: E402
 from mnist_speedup.rulescript import logged  # noqa: E402
 
 with logged(snakemake) as log:
@@ -23,4 +23,4 @@ with logged(snakemake) as log:
             log=log,
         )
     result.update(device=snakemake.wildcards.device, code=snakemake.params.code)
-    records.write_record(snakemake.output[0], result)
+    seal.write_sealed(snakemake.output[0], result)

@@ -20,7 +20,6 @@ with logged(snakemake) as log:
         best=pd.read_csv(inp.best) if Path(inp.best).stat().st_size > 1 else pd.DataFrame(),
         drift=pd.read_csv(inp.drift),
     )
-    baseline = aggregate.baseline_device(tables.summary, snakemake.params.baseline)
     environments = {
         device: json.loads(Path(rows.path.iloc[0]).read_text())["environment"]
         for device, rows in tables.summary.groupby("device")
@@ -29,7 +28,8 @@ with logged(snakemake) as log:
         "speedup": [os.path.relpath(f, out.parent) for f in inp.figures],
         "timeline": [os.path.relpath(f, out.parent) for f in inp.timeline],
     }
-    text = report.render(tables, baseline, snakemake.params.config, figures, environments)
-    atomic.write_text(out, text)
-    atomic.write_text(snakemake.output.findings, report.findings_html(tables, baseline, snakemake.params.config))
+    baseline = aggregate.baseline_device(tables.summary, snakemake.params.baseline)
+    made = report.Report(tables, baseline, snakemake.params.config, figures, environments)
+    atomic.write_text(out, report.render(made))
+    atomic.write_text(snakemake.output.findings, report.findings_html(made))
     log(f"wrote {out} and {snakemake.output.findings}")

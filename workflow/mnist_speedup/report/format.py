@@ -1,0 +1,82 @@
+"""Formatting for the report: numbers, intervals, tables, escaping.
+
+Values are formatted raw; escaping happens exactly once, where text enters
+Markdown: :func:`table` escapes every cell, and prose escapes each value
+it interpolates with :func:`esc`.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import pandas as pd
+
+
+def esc(value) -> str:
+    """Text safe in a Markdown table cell and in HTML."""
+    return html.escape(str(value), quote=False).replace("|", "\\|").replace("\n", " ")
+
+
+def code_block(text: str) -> str:
+    """Text for a fenced code block: Markdown shows it verbatim (no HTML is
+    interpreted there); only a fence inside it could end the block."""
+    return text.rstrip().replace("`" * 3, "'" * 3)
+
+
+def finite(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def num(x, fmt="{:.3g}") -> str:
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "n/a" if x is None or math.isnan(x) else ("∞" if x > 0 else "-∞")
+    return fmt.format(x)
+
+
+def ci(low, high, note=None) -> str:
+    """``[low, high]``, or ``n/a (why)`` where there is no interval."""
+    if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (low, high)):
+        return f"n/a ({note})" if isinstance(note, str) and note else "n/a"
+    return f"[{num(low, '{:.2f}')}, {num(high, '{:.2f}')}]"
+
+
+def dash_ci(low, high, note=None) -> str:
+    """An interval for prose: ``0.61-0.79``."""
+    return ci(low, high, note).strip("[]").replace(", ", "-")
+
+
+def pct(v) -> str:
+    return f"{v:.0%}" if finite(v) else "n/a"
+
+
+def share(v) -> str:
+    """A measured share; a negative one is measurement noise around zero."""
+    if finite(v) and v < 0.005:
+        return "≈0% (within noise)" if v < 0 else "≈0%"
+    return pct(v)
+
+
+def mib(v) -> str:
+    return num(v / 2**20, "{:,.0f} MiB") if finite(v) else "n/a"
+
+
+def gflops(v) -> str:
+    return num(v / 1e9, "{:.1f} GFLOP/s")
+
+
+def times(v) -> str:
+    return num(v, "{:.2f}×")
+
+
+def mean_sd(means, sds, fmt="{:.3f}") -> list[str]:
+    return [f"{num(m, fmt)} ± {num(s, fmt)}" for m, s in zip(means, sds)]
+
+
+def table(df: pd.DataFrame) -> str:
+    """A Markdown table; every header and cell escaped here, once."""
+    cols = list(df.columns)
+    lines = ["| " + " | ".join(esc(c) for c in cols) + " |", "|" + "---|" * len(cols)]
+    for _, row in df.iterrows():
+        lines.append("| " + " | ".join(esc(row[c]) for c in cols) + " |")
+    return "\n".join(lines)

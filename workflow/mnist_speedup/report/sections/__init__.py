@@ -1,0 +1,1 @@
+"""The report's sections, one module each; the order is ``report.SECTIONS``."""

@@ -1,0 +1,27 @@
+"""Test accuracy per device and batch size."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ... import checks
+from ..format import table
+
+
+def render(report) -> list[str]:
+    s = report.tables.summary
+    acc = s.groupby(["device", "batch_size"]).test_accuracy.agg(["mean", "min", "max", "count"]).reset_index()
+    rows = pd.DataFrame({
+        "device": acc.device.map(report.names), "batch size": acc.batch_size,
+        "test accuracy (mean)": acc["mean"].map(lambda v: f"{v:.2%}"),
+        "min": acc["min"].map(lambda v: f"{v:.2%}"), "max": acc["max"].map(lambda v: f"{v:.2%}"), "n": acc["count"],
+    })  # fmt: skip
+    return [
+        "## Test accuracy",
+        "",
+        "The same model should reach the same accuracy on every device "
+        f"(differences above {checks.ACCURACY_TOLERANCE:.0%} per seed are flagged under Warnings).",
+        "",
+        table(rows),
+        "",
+    ]

@@ -1,0 +1,38 @@
+"""The drift check: did the machine change speed over the run?"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from ... import checks
+from ..format import num, table
+
+
+def _change(v, lo, hi) -> str:
+    return "n/a (needs ≥ 3 runs)" if not math.isfinite(v) else f"{v:+.1%} [{lo:+.1%}, {hi:+.1%}]"
+
+
+def render(report) -> list[str]:
+    d = report.tables.drift
+    rows = pd.DataFrame({
+        "batch size": d.batch_size, "device": d.device.map(report.names), "runs": d.n,
+        "span (min)": (d.span_s / 60).map(lambda v: num(v, "{:.1f}")),
+        "epoch-time change over the run (95% CI)": [_change(*v) for v in zip(
+            d.epoch_time_drift, d.epoch_time_drift_ci_low, d.epoch_time_drift_ci_high)],
+        "device-rate change (95% CI)": [_change(*v) for v in zip(
+            d.device_rate_drift, d.device_rate_drift_ci_low, d.device_rate_drift_ci_high)],
+    })  # fmt: skip
+    return [
+        "## Drift check",
+        "",
+        "Runs are ordered in randomised complete blocks (one block per batch size and seed, every device "
+        "once, in a shuffled order). Per device and batch size, the epoch time is regressed on the run's "
+        "start time; the change over the run is warned about above the larger of "
+        f"{checks.MIN_DRIFT_WARN:.0%} and the seeds' CV. The device rate is the matrix-multiply probe "
+        "each run takes before its epochs.",
+        "",
+        table(rows),
+        "",
+    ]

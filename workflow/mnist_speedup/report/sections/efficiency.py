@@ -1,0 +1,38 @@
+"""Achieved FLOP/s against each device's calibrated matrix-multiply rate."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from ..format import gflops, num, table
+
+
+def render(report) -> list[str]:
+    sp = report.tables.speedup
+    if not sp.fraction_of_calibrated.notna().any():
+        return []
+    rows = pd.DataFrame(
+        {
+            "batch size": sp.batch_size,
+            "device": sp.device.map(report.names),
+            "achieved": sp.achieved_flops_per_s.map(gflops),
+            "calibrated matmul rate (TensorFlow)": sp.calibrated_flops_per_s.map(gflops),
+            "same shapes through NumPy's BLAS": sp.get("numpy_flops_per_s", pd.Series(math.nan, sp.index)).map(gflops),
+            "fraction": [
+                num(v * 100, "{:.0f}%") + (" ⚠ above the bound" if v > 1 else "") for v in sp.fraction_of_calibrated
+            ],  # fmt: skip
+        }
+    )
+    return [
+        "## Efficiency against each device's own limit",
+        "",
+        "Achieved training FLOP/s (analytic count per step) against the calibrated float32 "
+        "matrix-multiply rate of the same device at the MLP's layer shapes. On CPU devices the same "
+        "products through NumPy's BLAS show whether TensorFlow, not the hardware, is the limit: where "
+        "NumPy is much faster, the framework is.",
+        "",
+        table(rows),
+        "",
+    ]

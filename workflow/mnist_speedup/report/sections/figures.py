@@ -1,0 +1,39 @@
+"""The figures, each with its caption: the caption's words come from its
+one source, ``workflow/report/<figure>.rst`` (also Snakemake's HTML report
+caption); the report adds the numbers of this run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..format import esc
+
+CAPTIONS = Path(__file__).resolve().parents[3] / "report"
+
+
+def caption_text(name: str) -> str:
+    """The caption of figure ``name`` as one paragraph."""
+    return " ".join((CAPTIONS / f"{name}.rst").read_text(encoding="utf-8").split())
+
+
+def speedup_caption(report) -> str:
+    t, baseline = report.tables, report.baseline
+    n = t.summary.groupby(["device", "batch_size"]).size()
+    runs = f"{n.min()}" if n.min() == n.max() else f"{n.min()}-{n.max()}"
+    methods = sorted(set(t.speedup[t.speedup.device != baseline].ci_method))
+    return (
+        f"**Figure 1.** {caption_text('figure')} Here: {t.summary.device.nunique()} devices, {runs} runs each, "
+        f"speedup over {esc(baseline)} ({esc('; '.join(methods) or 'no interval')}); target "
+        f"{report.target:.0%}."
+    )
+
+
+def render(report) -> list[str]:
+    figures = report.figures
+    parts = ["## Figures", ""]
+    parts += [f"![speedup figure]({f})" for f in figures["speedup"] if f.endswith(".png")]
+    parts += ["", speedup_caption(report), ""]
+    parts += [f"![timeline]({f})" for f in figures["timeline"] if f.endswith(".png")]
+    parts += ["", f"**Figure 2.** {caption_text('timeline')}", ""]
+    parts += ["Files: " + ", ".join(f"`{f}`" for fs in figures.values() for f in fs), ""]
+    return parts

@@ -1,0 +1,21 @@
+"""What was run: model, epochs, seeds, batch sizes, machines, the timed loop."""
+
+from __future__ import annotations
+
+from ..format import esc
+
+
+def render(report) -> list[str]:
+    s = report.tables.summary
+    r = s.iloc[0]
+    machines = ", ".join(sorted({f"{esc(h)} ({esc(c)})" for h, c in zip(s.host, s.cpu_model)}))
+    return [
+        "Model: TensorLayer MLP 784-800-800-10 (dropout 0.2/0.5/0.5), Adam lr "
+        f"{esc(report.config.get('learning_rate'))}. **{int(r.epochs)} epochs** ({int(r.warmup_epochs)} warm-up), "
+        f"seeds {sorted(int(x) for x in s.seed.unique())}, batch sizes {sorted(int(b) for b in s.batch_size.unique())}, "
+        f"{len(s)} runs on {s.device.nunique()} devices. Machine: {machines}.",
+        "",
+        f"Loop timed: {esc(r.loop)}. Input pipeline: {esc(r.input_pipeline)}. ± is one standard deviation (SD) "
+        "across seeds everywhere.",
+        "",
+    ]

@@ -1,0 +1,30 @@
+"""The headline: one sentence per device and batch size, with its interval."""
+
+from __future__ import annotations
+
+import math
+
+from ..format import esc, num
+
+
+def _sentence(r, who: str, base: str) -> str:
+    n = f"{int(r.n)} and {int(r.baseline_n)} runs" if r.n != r.baseline_n else f"{int(r.n)} seeds each"
+    if not (math.isfinite(r.speedup_ci_low) and math.isfinite(r.speedup_ci_high)):
+        note = r.speedup_ci_note if isinstance(r.speedup_ci_note, str) else "no interval"
+        return (f"{who} ran {num(r.speedup, '{:.2f}')}× as fast as {base} per epoch at batch size {r.batch_size} "
+                f"({n}), but with no confidence interval ({esc(note)}).")  # fmt: skip
+    ci = f"95% CI {r.speedup_ci_low:.2f}-{r.speedup_ci_high:.2f}, {n}"
+    if r.speedup_ci_low <= 1 <= r.speedup_ci_high:
+        return (f"{who} and {base} cannot be told apart at this number of runs at batch size {r.batch_size} "
+                f"(speedup {r.speedup:.2f}×, {ci}).")  # fmt: skip
+    pace = f"{r.speedup:.2f}× faster than" if r.speedup > 1 else f"at {r.speedup:.2f}× the speed of"
+    return f"{who} trained {pace} {base} per epoch at batch size {r.batch_size} ({ci})."
+
+
+def sentences(report) -> list[str]:
+    sp, names, baseline = report.tables.speedup, report.names, report.baseline
+    return [_sentence(r, esc(names[r.device]), esc(names[baseline])) for _, r in sp[sp.device != baseline].iterrows()]
+
+
+def render(report) -> list[str]:
+    return [f"**{line}**" for line in sentences(report)] + [""]

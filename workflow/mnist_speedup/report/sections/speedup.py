@@ -1,0 +1,40 @@
+"""The per-epoch speedup table with its intervals."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..format import ci, esc, mean_sd, num, table, times
+
+
+def render(report) -> list[str]:
+    sp, names, baseline = report.tables.speedup, report.names, report.baseline
+    rows = pd.DataFrame(
+        {
+            "batch size": sp.batch_size,
+            "device": sp.device.map(names),
+            "epoch (s), mean ± SD": mean_sd(sp.epoch_s_mean, sp.epoch_s_std),
+            "samples/s": sp.samples_per_s.map(lambda v: num(v, "{:,.0f}")),
+            "speedup": sp.speedup.map(times),
+            "95% CI": [ci(*v) for v in zip(sp.speedup_ci_low, sp.speedup_ci_high, sp.speedup_ci_note)],
+            "interval method": sp.ci_method,
+            "n": sp.n,
+            "CV seeds": sp.cv_seeds.map(lambda v: num(v * 100, "{:.1f}%")),
+            "seeds for ±5%": sp.seeds_for_5pct_ci.map(lambda v: num(v, "{:.0f}")),
+        }
+    )
+    notes = [f"- batch size {r.batch_size}, {esc(r.device)}: {esc(r.few_runs_note)}."
+             for _, r in sp.iterrows() if isinstance(r.few_runs_note, str)]  # fmt: skip
+    return [
+        f"## Speedup over {esc(names[baseline])}",
+        "",
+        f"S = mean(T_{esc(baseline)}) / mean(T_device) of steady-state epoch times. Where both devices ran "
+        "in the same interleaved blocks, the 95% interval is Fieller's for paired means (shared drift "
+        "cancels); otherwise Fieller's for independent means. An interval that would be unbounded or "
+        "reach 0 is not shown.",
+        "",
+        table(rows),
+        "",
+        *notes,
+        "",
+    ]
