@@ -8,6 +8,10 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
+# the first page of `snakemake --report`: what was measured, where the findings are
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"

@@ -234,6 +234,11 @@ def main() -> None:
     table += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
     text = "\n".join(table)
     print(text)
+    write_results(text, overhead)
+
+
+def write_results(text: str, overhead: dict | None) -> None:
+    """Prepend this machine's table to benchmarks/RESULTS.md (newest first)."""
     from mnist_speedup import environment
 
     machine = f"{platform.node()}, {environment.cpu_model()}, {os.cpu_count()} logical cores, " \

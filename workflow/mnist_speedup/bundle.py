@@ -178,9 +178,17 @@ def _check_host(bundle, name: str, data: bytes, host) -> None:
         raise _refuse(bundle, f"file {name!r} was made on {made_on!r}, but the manifest says {host!r}")
 
 
+def check(bundle) -> dict:
+    """Verify ``bundle`` without unpacking it; returns its manifest."""
+    members = _members(bundle)
+    meta = _manifest(bundle, members)
+    verify(bundle, members, meta)
+    return meta
+
+
 def unpack(bundle, dest) -> dict:
-    """Verify ``bundle`` and unpack it into the folder ``dest`` (which it
-    replaces). Returns the manifest."""
+    """Verify ``bundle`` (again) and unpack it into the folder ``dest``
+    (which it replaces). Returns the manifest."""
     dest = Path(dest)
     members = _members(bundle)
     meta = _manifest(bundle, members)

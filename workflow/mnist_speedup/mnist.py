@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import re
 import shutil
 import struct
 import tempfile
 import time
 import zlib
 from pathlib import Path
-from urllib.parse import unquote, urlparse, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlparse, urlsplit, urlunsplit
 
 import numpy as np
 
@@ -69,6 +70,13 @@ def mirror_kind(mirror: str) -> str:
     """
     parsed = urlparse(mirror)
     if parsed.scheme in ("http", "https"):
+        info = _userinfo(mirror)
+        if info is not None and (re.search(r"[#/? ]", info) or "@" in info.split(":", 1)[-1]):
+            raise ValueError(
+                f"mirror {mask_url(mirror)!r} has a user name or password holding @ # / ? or a space, so the URL "
+                "does not parse to its host; percent-encode those characters (%40 %23 %2F %3F %20), or better, "
+                "leave the password out of the URL and put it in ~/.netrc"
+            )
         return "http"
     if parsed.scheme in ("file", ""):
         return "local"
@@ -102,14 +110,46 @@ def max_download_bytes(name: str) -> int:
     return MAX_CONTENT_BYTES[name] + MAX_CONTENT_BYTES[name] // 100 + _CHUNK
 
 
+def _userinfo(url: str) -> str | None:
+    """``user:password`` of a URL, read from its raw text up to the last
+    ``@``, so that a password holding ``@ # / ?`` or a space is found whole."""
+    _, sep, rest = str(url).partition("://")
+    return rest.rpartition("@")[0] if sep and "@" in rest else None
+
+
+def secrets(url: str) -> list[str]:
+    """Every form in which a URL's password or query values may be shown:
+    raw, percent-encoded, decoded, and the pieces a wrong split leaves."""
+    found = set()
+    info = _userinfo(url)
+    if info is not None and ":" in info:
+        password = info.split(":", 1)[1]
+        found |= {password, quote(password, safe=""), quote(password), unquote(password)}
+        found |= set(re.split(r"[@#/? ]", password)) | {info}
+    for value in re.findall(r"[?&][^=&#\s]+=([^&#\s]+)", str(url)):  # query values, wherever a split put them
+        found |= {value, quote(value, safe=""), unquote(value)}
+    return sorted((x for x in found if len(x) >= 2), key=len, reverse=True)
+
+
+def mask_text(text: str, url: str) -> str:
+    """``text`` with every form of ``url``'s secrets replaced by ``***``."""
+    for secret in secrets(url):
+        text = text.replace(secret, "***")
+    return text
+
+
 def mask_url(url: str) -> str:
-    """The URL with any password replaced: ``http://user:***@host/...``."""
-    parts = urlsplit(str(url))
-    if parts.password is None and "@" not in parts.netloc:
-        return str(url)
-    user, _, host = parts.netloc.rpartition("@")
-    name = user.split(":", 1)[0]
-    return urlunsplit(parts._replace(netloc=f"{name}:***@{host}" if name else f"***@{host}"))
+    """The URL with its password and query values replaced: ``http://user:***@host/...?token=***``."""
+    url, info = str(url), _userinfo(url)
+    if info is not None:
+        head, _, rest = url.partition("://")
+        name = info.split(":", 1)[0]
+        url = f"{head}://{name + ':' if name else ''}***@{rest.rpartition('@')[2]}"
+    parts = urlsplit(url)
+    if parts.query:
+        query = "&".join(f"{k}=***" for k, _ in parse_qsl(parts.query, keep_blank_values=True))
+        url = urlunsplit(parts._replace(query=query))
+    return url
 
 
 def file_url(base: str, name: str) -> str:
@@ -175,14 +215,9 @@ def _fetch_http(base: str, name: str, staging: Path, timeout: float, retries: in
             raise MirrorError(f"{mask_url(url)}: {exc}") from None
         except Exception as exc:  # requests raises many types; report them all the same way
             if attempt == retries or time.monotonic() + attempt + 1 > deadline:
-                raise MirrorError(f"{mask_url(url)}: {type(exc).__name__}: {_masked_text(str(exc), base)}") from None
+                raise MirrorError(f"{mask_url(url)}: {type(exc).__name__}: {mask_text(str(exc), base)}") from None
             time.sleep(attempt + 1)
     raise AssertionError("unreachable")
-
-
-def _masked_text(text: str, base: str) -> str:
-    password = urlsplit(base).password
-    return text.replace(password, "***") if password else text
 
 
 def _fetch_local(base: str, name: str) -> Path:
@@ -223,7 +258,7 @@ def fetch_verified(
                 with atomic.replacing(dest) as tmp:
                     shutil.copyfile(got, tmp)
             except (MirrorError, ValueError, OSError) as exc:
-                why = _masked_text(str(exc), mirror)
+                why = mask_text(str(exc), mirror)
                 log(f"mirror {shown}: {why}")
                 failures.append((shown, why))
                 continue

@@ -86,8 +86,16 @@ def _get(record: dict, dotted: str):
 
 def check(record, source: str = "record") -> dict:
     if not isinstance(record, dict):
-        raise RecordError(f"{source}: expected a JSON object, found {type(record).__name__}")
+        raise RecordError(
+            f"{source}: is a JSON {type(record).__name__}, not a run record (expected a JSON object). Fix: remove it from the "
+            "runs/ folder (or from extra_runs), or delete it and rerun that run."
+        )
     version = record.get("schema_version")
+    if version is None and "timing" not in record:
+        raise RecordError(
+            f"{source}: is JSON but not a run record of this workflow (it has no schema_version and no timing). "
+            "Fix: remove it from the runs/ folder it lies in (or that folder from extra_runs)."
+        )
     if version == 1:
         raise RecordError(
             f"{source}: schema_version 1 was written by an earlier version of this workflow, before "
@@ -114,6 +122,8 @@ def check(record, source: str = "record") -> dict:
     check_names(record, source)
     _check_timing(record, source)
     _check_quality(record, source)
+    _check_physics(record, source)
+    _check_times(record, source)
     return record
 
 
@@ -170,12 +180,81 @@ def _check_quality(record: dict, source: str) -> None:
             raise _sense(source, f"quality.{field}", f"is {q[field]!r}, outside [0, 1]")
 
 
+#: at least one of MNIST's 60,000 training images is kept for validation
+MAX_SAMPLES_PER_EPOCH = 59_999
+
+
+def _nonnegative(record: dict, dotted: str):
+    try:
+        value = _get(record, dotted)
+    except KeyError:
+        return None
+    values = value if isinstance(value, list) else [value]
+    for v in values:
+        if v is not None and not (_number(v) and v >= 0):
+            return v
+    return None
+
+
+def _check_physics(record: dict, source: str) -> None:
+    """Every measured quantity in its physical range."""
+    if record["samples_per_epoch"] > MAX_SAMPLES_PER_EPOCH:
+        raise _sense(source, "samples_per_epoch", f"is {record['samples_per_epoch']}, more than MNIST's training set")
+    steps = record.get("steps_per_epoch")
+    if steps is not None and steps * record["batch_size"] != record["samples_per_epoch"]:
+        raise _sense(source, "samples_per_epoch", f"is not steps_per_epoch ({steps}) times batch_size")
+    for dotted in ("energy.joules_per_epoch", "energy.mean_watts", "energy.epoch_joules", "memory.host_peak_rss_bytes",
+                   "memory.gpu_peak_bytes", "lock_wait_s", "timing.epoch_eval_s", "timing.step_ms"):  # fmt: skip
+        bad = _nonnegative(record, dotted)
+        if bad is not None:
+            raise _sense(source, dotted, f"is {bad!r}; it cannot be negative")
+    overhead = record.get("host_overhead") or {}
+    for key in ("one_call_step_s", "compiled_step_s"):  # the share itself may be below 0: noise around none
+        if key in overhead and not (_number(overhead[key]) and overhead[key] > 0):
+            raise _sense(source, f"host_overhead.{key}", f"is {overhead[key]!r}; a step takes a positive time")
+
+
+def _check_times(record: dict, source: str) -> None:
+    import datetime as dt
+
+    for key in ("started_at", "finished_at"):
+        value = record.get(key)
+        try:
+            if value is not None:
+                dt.datetime.fromisoformat(value)
+        except (TypeError, ValueError):
+            raise _sense(source, key, f"is {value!r}, not an ISO 8601 time") from None
+
+
+_PLACE = re.compile(r"(?:.*/)?runs/(?P<device>[^/]+)/bs(?P<batch_size>[0-9]+)/seed(?P<seed>[0-9]+)\.json\Z")
+
+
+def check_place(record: dict, path) -> None:
+    """A record must say what its place in the runs/ tree says."""
+    m = _PLACE.match(Path(path).as_posix())
+    if not m:
+        return
+    for key in ("device", "batch_size", "seed"):
+        said = record.get(key)
+        if str(said) != m[key]:
+            raise RecordError(
+                f"{path}: says {key} {said!r} but lies in the folder of {key} {m[key]} (copied or renamed into the "
+                "wrong place). Fix: move it back to the folder its content names (runs/<device>/bs<batch>/"
+                "seed<seed>.json), or delete it and rerun that run."
+            )
+
+
 def load(path) -> dict:
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise RecordError(
+            f"{path}: is not text (binary or damaged), so not a run record. Fix: delete it and run snakemake again "
+            "to redo that run."
+        ) from None
     except OSError as exc:
-        raise RecordError(f"{path}: cannot be read ({exc})") from exc
+        raise RecordError(f"{path}: cannot be read ({exc}). Fix: check the file's permissions, or delete it.") from exc
     try:
         record = parse(text)
     except json.JSONDecodeError as exc:
@@ -185,4 +264,6 @@ def load(path) -> dict:
         ) from None
     except ValueError as exc:
         raise RecordError(f"{path}: {exc}. Fix: delete it and run snakemake again to redo that run.") from None
-    return check(record, str(path))
+    check(record, str(path))
+    check_place(record, path)
+    return record

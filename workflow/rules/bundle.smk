@@ -23,9 +23,30 @@ rule bundle:
         "../scripts/bundle.py"
 
 
-rule unpack_bundle:
+# Verified in a job of its own first: a refused bundle fails there, so the
+# earlier verified import of the same bundle is never deleted.
+rule verify_bundle:
     input:
         bundle_path,
+    output:
+        f"{RESULTS}/imported/{{name}}.verified.json",
+    log:
+        f"{LOGS}/imported/{{name}}.verify.log",
+    wildcard_constraints:
+        name="|".join(re.escape(name) for name in IMPORTED) or "(?!x)x",
+    localrule: True
+    conda:
+        "../../envs/workflow.yaml"
+    resources:
+        timing_slot=1,  # nothing runs beside a timing job
+    script:
+        "../scripts/verify_bundle.py"
+
+
+rule unpack_bundle:
+    input:
+        bundle=bundle_path,
+        verified=f"{RESULTS}/imported/{{name}}.verified.json",
     output:
         directory(f"{RESULTS}/imported/{{name}}"),
     log:

@@ -1,8 +1,34 @@
 # Aggregation, statistics, the figure and the report.
 
 
+# Every record is checked in a job of its own first: a refused record
+# (edited, a duplicate, another learning rate) fails there, so the last good
+# tables, figures and report are left exactly as they were.
+rule check_runs:
+    input:
+        runs=run_files(),
+        calibration=calibration_files(),
+        extra=extra_result_files(),
+    output:
+        f"{RESULTS}/checked_runs.json",
+    log:
+        f"{LOGS}/check_runs.log",
+    localrule: True
+    conda:
+        "../../envs/workflow.yaml"
+    resources:
+        timing_slot=1,  # nothing runs beside a timing job
+    params:
+        baseline=BASELINE,
+        extra_runs=extra_run_folders(),
+        code=stage_digest("check_runs.py"),
+    script:
+        "../scripts/check_runs.py"
+
+
 rule aggregate:
     input:
+        checked=f"{RESULTS}/checked_runs.json",
         runs=run_files(),
         calibration=calibration_files(),
         extra=extra_result_files(),

@@ -8,5 +8,5 @@ from mnist_speedup import bundle
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
-    meta = bundle.unpack(snakemake.input[0], snakemake.output[0])
-    log(f"{snakemake.input[0]}: {len(meta['files'])} files from {meta['host']} verified and unpacked")
+    meta = bundle.unpack(snakemake.input.bundle, snakemake.output[0])
+    log(f"{snakemake.input.bundle}: {len(meta['files'])} files from {meta['host']} verified and unpacked")

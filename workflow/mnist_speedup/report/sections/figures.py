@@ -21,8 +21,9 @@ def speedup_caption(report) -> str:
     n = t.summary.groupby(["device", "batch_size"]).size()
     runs = f"{n.min()}" if n.min() == n.max() else f"{n.min()}-{n.max()}"
     methods = sorted(set(t.speedup[t.speedup.device != baseline].ci_method))
+    devices = t.summary.device.nunique()
     return (
-        f"**Figure 1.** {caption_text('figure')} Here: {t.summary.device.nunique()} devices, {runs} runs each, "
+        f"**Figure 1.** {caption_text('figure')} Here: {devices} device{'s' if devices != 1 else ''}, {runs} runs each, "
         f"speedup over {esc(baseline)} ({esc('; '.join(methods) or 'no interval')}); target "
         f"{report.target:.0%}."
     )

@@ -13,7 +13,8 @@ def render(report) -> list[str]:
         "Model: TensorLayer MLP 784-800-800-10 (dropout 0.2/0.5/0.5), Adam lr "
         f"{esc(report.config.get('learning_rate'))}. **{int(r.epochs)} epochs** ({int(r.warmup_epochs)} warm-up), "
         f"seeds {sorted(int(x) for x in s.seed.unique())}, batch sizes {sorted(int(b) for b in s.batch_size.unique())}, "
-        f"{len(s)} runs on {s.device.nunique()} devices. Machine: {machines}.",
+        f"{len(s)} run{'s' if len(s) != 1 else ''} on {s.device.nunique()} "
+        f"device{'s' if s.device.nunique() != 1 else ''}. Machine: {machines}.",
         "",
         f"Loop timed: {esc(r.loop)}. Input pipeline: {esc(r.input_pipeline)}. ± is one standard deviation (SD) "
         "across seeds everywhere.",

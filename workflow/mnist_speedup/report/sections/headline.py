@@ -23,7 +23,12 @@ def _sentence(r, who: str, base: str) -> str:
 
 def sentences(report) -> list[str]:
     sp, names, baseline = report.tables.speedup, report.names, report.baseline
-    return [_sentence(r, esc(names[r.device]), esc(names[baseline])) for _, r in sp[sp.device != baseline].iterrows()]
+    others = sp[sp.device != baseline]
+    if others.empty:
+        return [f"Only {esc(names[baseline])} was run, so there is no speedup: this report gives its epoch time, "
+                "throughput and time to accuracy, which say how fast this one device trains, not how it compares. "
+                "Add a second device to `devices` to compare."]  # fmt: skip
+    return [_sentence(r, esc(names[r.device]), esc(names[baseline])) for _, r in others.iterrows()]
 
 
 def render(report) -> list[str]:

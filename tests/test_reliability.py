@@ -1,0 +1,281 @@
+"""Issue 18: what an adversarial trial broke, each case with its new behaviour."""
+
+import copy
+import json
+import re
+
+import pytest
+
+from conftest import ROOT, copy_workflow, make_record, planned_jobs, snakemake, tiny_config, write_config
+from mnist_speedup import config as config_check
+from mnist_speedup import devices, records, run, seal
+
+SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
+BASE = {
+    "mirrors": ["/data/mnist"],
+    "devices": {"cpu": {"type": "cpu", "threads": 2}, "cpu1": {"type": "cpu", "threads": 1}},
+    "baseline": "cpu",
+    "seeds": [1, 2],
+    "batch_sizes": [100, 500],
+    "epochs": 3,
+}
+
+
+def parsed(**changes) -> dict:
+    config = copy.deepcopy(BASE) | changes
+    return config_check.parse(config, None, SCHEMA, gpus=[])
+
+
+def refused(**changes) -> str:
+    with pytest.raises(config_check.ConfigError) as err:
+        parsed(**changes)
+    assert "Fix:" in str(err.value)
+    return str(err.value)
+
+
+# ------------------------------------------------------------ 1. free text reaches the HTML report
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"currency": "</script><script>alert(1)</script>"},
+        {"figure": {"title": "</script><script>alert(1)</script>"}},
+        {"extra_runs": ["/data/</script>"]},
+        {"mirrors": ["https://host/</script>"]},
+        {"experiment": "</script>"},
+    ],
+)
+def test_free_text_that_could_end_a_script_element_is_refused(changes):
+    assert "config key" in refused(**changes)
+
+
+# ------------------------------------------------------------ 4, 5. whole floats and key order rerun nothing
+
+
+def test_whole_number_floats_become_integers_before_any_param():
+    config = parsed(epochs=2.0, train_samples=2000.0, download_retries=2.0)
+    assert (config["epochs"], config["train_samples"], config["download_retries"]) == (2, 2000, 2)
+    assert all(type(config[k]) is int for k in ("epochs", "train_samples", "download_retries"))
+    text = config_check.prepare({**BASE, "train_samples": "1e3"}, {"train_samples": "1e3"}, SCHEMA)
+    assert text["train_samples"] == 1000 and type(text["train_samples"]) is int
+
+
+def test_a_fraction_where_a_whole_number_is_due_is_refused():
+    assert "2.5 must be a whole number" in refused(epochs=2.5)
+
+
+def test_params_do_not_depend_on_key_order():
+    one = parsed(adam={"beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-8})
+    other = parsed(
+        adam={"epsilon": 1e-8, "beta_2": 0.999, "beta_1": 0.9},
+        devices={"cpu1": {"threads": 1, "type": "cpu"}, "cpu": {"threads": 2, "type": "cpu"}},
+    )
+    a = run.RunSpec.from_config(one, "cpu1", one["devices"]["cpu1"], 100, 1).params()
+    b = run.RunSpec.from_config(other, "cpu1", other["devices"]["cpu1"], 100, 1).params()
+    assert repr(a) == repr(b)  # Snakemake compares params as text
+
+
+@pytest.mark.slow
+def test_reordered_keys_and_whole_floats_plan_no_training(tmp_path, mirror):
+    workdir = copy_workflow(tmp_path / "wf")
+    config = tiny_config(*mirror, seeds=[1], epochs=2)
+    snakemake(workdir, "--cores", "2", "--configfile", str(write_config(workdir, config)))
+    config["devices"] = {"cpu1": {"threads": 1, "type": "cpu"}, "cpu": {"threads": 2, "type": "cpu"}}
+    config["epochs"] = 2.0
+    config["adam"] = {"epsilon": 1e-8, "beta_1": 0.9, "beta_2": 0.999}
+    proc = snakemake(workdir, "-n", "--cores", "2", "--configfile", str(write_config(workdir, config, "again.yaml")))
+    plan = planned_jobs(proc)
+    assert "train" not in plan and "calibrate" not in plan, plan
+
+
+# ------------------------------------------------------------ 6, 9, 10. bounds at parse time
+
+
+@pytest.mark.parametrize(
+    "changes, key",
+    [
+        ({"figure": {"width_in": 1000, "height_in": 1000}}, "figure.width_in"),
+        ({"figure": {"width_in": 25, "dpi": 1200}}, "figure.width_in"),
+        ({"calibration": {"square_size": 100000}}, "calibration.square_size"),
+        ({"step_samples": 1e9}, "step_samples"),
+        ({"adam": {"beta_1": 5}}, "adam.beta_1"),
+        ({"adam": {"beta_2": 1.0}}, "adam.beta_2"),
+        ({"adam": {"epsilon": -1}}, "adam.epsilon"),
+        ({"learning_rate": -1}, "learning_rate"),
+        ({"devices": {}}, "devices"),
+    ],
+)
+def test_unbounded_or_impossible_values_are_refused_at_parse_time(changes, key):
+    assert f"config key `{key}`" in refused(**changes)
+
+
+def test_an_empty_devices_mapping_in_a_file_is_not_silently_auto(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("seeds: [1]\ndevices: {}\n")
+    with pytest.raises(config_check.ConfigError, match="would silently become `auto`"):
+        config_check.check_files([path])
+
+
+def test_a_key_written_twice_in_a_config_file_is_refused(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("epochs: 3\nseeds: [1]\nepochs: 5\n")
+    with pytest.raises(config_check.ConfigError, match=r"config key `epochs` is written twice .*line 3"):
+        config_check.check_files([path])
+
+
+# ------------------------------------------------------------ 11. messages that name the key and the fix
+
+
+@pytest.mark.parametrize(
+    "changes, fragment",
+    [
+        ({"baseline": 1060}, "--config \"baseline='1060'\""),
+        ({"currency": 123}, "--config \"currency='USD'\""),
+        ({"experiment": 7}, "--config \"experiment='007'\""),
+        ({"devices": {"a" * 30: {"type": "cpu", "threads": 1}}, "baseline": "a" * 30}, "repeated over and over"),
+    ],
+)
+def test_unclear_inputs_get_a_message_with_the_fix(changes, fragment):
+    assert fragment in refused(**changes)
+
+
+# ------------------------------------------------------------ 7. a record against its place and physics
+
+
+def _write(tmp_path, record, device=None, batch_size=None, seed=None):
+    path = run.run_path(tmp_path, device or record["device"], batch_size or record["batch_size"],
+                        seed or record["seed"])  # fmt: skip
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(seal.seal(record)))
+    return path
+
+
+@pytest.mark.parametrize(
+    "place, key",
+    [({"batch_size": 500}, "batch_size"), ({"device": "cpu1"}, "device"), ({"seed": 9}, "seed")],
+)
+def test_a_record_must_agree_with_its_folder(tmp_path, place, key):
+    path = _write(tmp_path, make_record("cpu", 100, 1), **place)
+    with pytest.raises(records.RecordError, match=rf"says {key} .* but lies in the folder of {key}.*Fix: move it back"):
+        records.load(path)
+
+
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        ({"samples_per_epoch": 200_000_000, "steps_per_epoch": 2_000_000}, "samples_per_epoch"),
+        ({"energy": {"joules_per_epoch": -50.0}}, "energy.joules_per_epoch"),
+        ({"memory": {"host_peak_rss_bytes": -1}}, "memory.host_peak_rss_bytes"),
+        ({"lock_wait_s": -3.0}, "lock_wait_s"),
+        ({"host_overhead": {"one_call_step_s": -0.01}}, "host_overhead.one_call_step_s"),
+        ({"started_at": "yesterday-ish"}, "started_at"),
+    ],
+)
+def test_every_measured_quantity_lies_in_its_physical_range(tmp_path, changes, field):
+    record = make_record("cpu", 100, 1, **changes)
+    if "samples_per_epoch" in changes:  # consistent otherwise, so only the range can refuse it
+        mean = sum(record["timing"]["epoch_s"][1:]) / 2
+        record["timing"]["samples_per_s"] = changes["samples_per_epoch"] / mean
+    with pytest.raises(records.RecordError, match=rf"`{field}`.*Fix:"):
+        records.load(_write(tmp_path, record))
+
+
+@pytest.mark.parametrize(
+    "content, fragment",
+    [(b"[1, 2]", "is a JSON list"), (b"\xff\xfe\x00binary", "is not text"), (b'{"hello": 1}', "not a run record")],
+)
+def test_files_that_are_not_records_are_named_with_a_fix(tmp_path, content, fragment):
+    path = run.run_path(tmp_path, "cpu", 100, 1)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content)
+    with pytest.raises(records.RecordError, match=rf"{fragment}.*Fix:"):
+        records.load(path)
+
+
+# ------------------------------------------------------------ 12. GPU jobs ask the cluster for a GPU
+
+
+def test_gpu_devices_ask_for_a_gpu_and_cpu_devices_for_none():
+    assert devices.cluster_resource({"type": "gpu", "index": 0, "model": "h100"}, "gpu") == 1
+    assert devices.cluster_resource({"type": "gpu", "index": 0, "model": "h100"}, "gpu_model") == "h100"
+    assert devices.cluster_resource({"type": "gpu", "index": 0}, "gpu_model") == ""
+    assert devices.cluster_resource({"type": "cpu", "threads": 2}, "gpu") == 0
+
+
+@pytest.mark.slow
+def test_the_plan_gives_gpu_jobs_their_gpu_resources(tmp_path, mirror):
+    workdir = copy_workflow(tmp_path / "wf")
+    gpus = {"cpu": {"type": "cpu", "threads": 1}, "gpu": {"type": "gpu", "index": 0, "model": "h100"}}
+    cfg = write_config(workdir, tiny_config(*mirror, devices=gpus, seeds=[1]))
+    out = snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg)).stdout
+    blocks = [b for b in out.split("\n\n") if "rule train:" in b or "rule calibrate:" in b]
+    gpu_jobs = [b for b in blocks if "device=gpu" in b or "calibration/gpu.json" in b]
+    cpu_jobs = [b for b in blocks if b not in gpu_jobs]
+    assert gpu_jobs and cpu_jobs
+    assert all("gpu=1" in b and "gpu_model=h100" in b for b in gpu_jobs)
+    assert all("gpu=0" in b and "gpu_model=h100" not in b for b in cpu_jobs)
+
+
+# ------------------------------------------------------------ 8. a refused input deletes nothing
+
+
+def _snapshot(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.slow
+def test_a_refused_record_leaves_every_file_of_the_last_good_run_as_it_was(tmp_path, mirror):
+    workdir = copy_workflow(tmp_path / "wf")
+    cfg = write_config(workdir, tiny_config(*mirror, seeds=[1, 2], epochs=2))
+    snakemake(workdir, "--cores", "2", "--configfile", str(cfg))
+    results = workdir / "results" / "default"
+    edited = run.run_path(results, "cpu1", 100, 2)
+    record = json.loads(edited.read_text())
+    record["quality"]["test_accuracy"] = 0.99  # edited after it was sealed
+    edited.write_text(json.dumps(record))
+    before = _snapshot(results)
+    proc = snakemake(workdir, "--cores", "2", "--configfile", str(cfg), check=False)
+    assert proc.returncode != 0 and "was edited after it was written" in proc.stdout + proc.stderr
+    assert _snapshot(results) == before  # summary, speedup, tta, figures and report byte-identical
+
+
+# ------------------------------------------------------------ 2. passwords in mirror URLs
+
+
+@pytest.mark.parametrize("password", ["pw@ss", "Space Pw3", "Hash#Pw1", "Slash/Pw2", "Query?Pw4"])
+def test_a_password_that_breaks_the_url_is_refused_at_parse_time_and_masked(password):
+    from urllib.parse import quote
+
+    message = refused(mirrors=[f"https://alice:{password}@host.example/mnist/"])
+    assert "~/.netrc" in message
+    pieces = [p for p in re.split(r"[@#/? ]", password) if len(p) >= 4]
+    for shown in {password, quote(password, safe=""), quote(password), *pieces}:
+        assert shown not in message, shown
+
+
+@pytest.mark.parametrize("password", ["pw@ss", "Space Pw3", "Hash#Pw1", "Slash/Pw2", "Query?Pw4", "plain"])
+def test_every_form_of_a_password_is_masked_in_logged_text(password):
+    from urllib.parse import quote
+
+    from mnist_speedup import mnist
+
+    url = f"https://alice:{password}@host/mnist/?token=abc123"
+    logged = f"{url} failed: InvalidURL {quote(password)} {quote(password, safe='')} {password.split('#')[0]}"
+    masked = mnist.mask_text(logged, url)
+    for secret in {password, quote(password), quote(password, safe=""), "abc123"}:
+        assert secret not in masked
+    assert mnist.mask_url(url).startswith("https://alice:***@host/mnist/") and "token=***" in mnist.mask_url(url)
+
+
+def test_a_single_device_report_says_what_it_can_and_cannot_tell(tmp_path):
+    import pandas as pd
+
+    from conftest import crafted_tables
+    from mnist_speedup import drift, report
+
+    summary, speedup, table, _ = crafted_tables(tmp_path, [make_record("cpu", 100, s) for s in (1, 2, 3)])
+    tables = report.Tables(summary, speedup, table, pd.DataFrame(), drift.table(summary))
+    text = report.render(report.Report(tables, "cpu", {}, {"speedup": [], "timeline": []}, {}))
+    assert "**Only cpu (2 threads) was run, so there is no speedup" in text
+    assert "3 runs on 1 device." in text and "1 devices" not in text

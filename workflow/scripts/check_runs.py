@@ -1,0 +1,17 @@
+"""Check every run record before aggregation; a refusal leaves the last good tables untouched."""
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
+from mnist_speedup import aggregate, atomic
+from mnist_speedup.rulescript import logged
+
+with logged(snakemake) as log:
+    params = snakemake.params
+    summary, _ = aggregate.load_runs(snakemake.input.runs, params.extra_runs, snakemake.input.calibration)
+    aggregate.check_like_with_like(summary, aggregate.baseline_device(summary, params.baseline))
+    checked = dict(zip(summary.path, summary.record_sha256))
+    atomic.write_text(snakemake.output[0], json.dumps({"records": checked}, indent=1, sort_keys=True) + "\n")
+    log(f"{len(checked)} run records checked")
