@@ -2,6 +2,8 @@
 
 import copy
 import os
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -90,17 +92,42 @@ def test_each_problem_is_named_with_its_key_and_fix(config, key, fragment):
     assert "Fix:" in message
 
 
+UNREADABLE = """
+import sys
+sys.path.insert(0, {workflow!r})
+from mnist_speedup import config
+try:
+    config.check({config!r}, gpus=[])
+except config.ConfigError as exc:
+    print("REFUSED", exc)
+"""
+
+
 def test_unreadable_extra_runs(tmp_path):
-    folder = tmp_path / "other"
+    """As an unprivileged user: root reads every folder, so as root (CI runs
+    as root) the check runs under `setpriv` as user nobody."""
+    import subprocess
+    import sys
+    import tempfile
+
+    shared = Path(tempfile.mkdtemp(prefix="unreadable-", dir="/tmp"))
+    shared.chmod(0o755)
+    folder = shared / "other"
     (folder / "runs").mkdir(parents=True)
     folder.chmod(0)
+    config = parsed(with_()) | {"extra_runs": [str(folder)]}
+    script = UNREADABLE.format(workflow=str(ROOT / "workflow"), config=config)
+    cmd = [sys.executable, "-c", script]
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: permissions are not enforced")
+        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
     try:
-        if os.access(folder, os.R_OK):  # root ignores permissions
-            pytest.skip("running as root: permissions are not enforced")
-        with pytest.raises(config_check.ConfigError, match="not a readable directory"):
-            parsed(with_(extra_runs=[str(folder)]))
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=shared)
     finally:
         folder.chmod(0o755)
+        shutil.rmtree(shared)
+    assert "REFUSED" in proc.stdout and "not a readable directory" in proc.stdout, proc.stdout + proc.stderr
 
 
 def test_extra_runs_without_runs_folder(tmp_path):

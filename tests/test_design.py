@@ -37,17 +37,17 @@ def test_interval_never_reaches_zero():
     assert r.bounded is False and r.reason == stats.UNBOUNDED
 
 
-def simulate(n_blocks, drift_sigma, trials=2000, seed=0):
+def simulate(n_blocks, drift_sigma, trials=8000, seed=0):
     """Lognormal epoch times with a drift shared by the two runs of a block."""
     rng = np.random.default_rng(seed + n_blocks)
     mu_b, mu_d, noise = 10.0, 2.0, 0.03
     true = mu_b / mu_d
     paired_cover = unpaired_cover = 0
     paired_width, unpaired_width = [], []
-    for _ in range(trials):
-        block = rng.lognormal(0, drift_sigma, n_blocks) if drift_sigma else np.ones(n_blocks)
-        a = mu_b * block * rng.lognormal(-(noise**2) / 2, noise, n_blocks)
-        b = mu_d * block * rng.lognormal(-(noise**2) / 2, noise, n_blocks)
+    block = rng.lognormal(0, drift_sigma, (trials, n_blocks)) if drift_sigma else np.ones((trials, n_blocks))
+    a_all = mu_b * block * rng.lognormal(-(noise**2) / 2, noise, (trials, n_blocks))
+    b_all = mu_d * block * rng.lognormal(-(noise**2) / 2, noise, (trials, n_blocks))
+    for a, b in zip(a_all, b_all):
         p, u = stats.paired_fieller_ratio(a, b), stats.fieller_ratio(a, b)
         paired_cover += p.low <= true <= p.high
         unpaired_cover += u.low <= true <= u.high
@@ -58,13 +58,20 @@ def simulate(n_blocks, drift_sigma, trials=2000, seed=0):
 
 @pytest.mark.parametrize("n_blocks", [3, 4, 5])
 def test_paired_interval_covers_and_is_narrower_under_drift(n_blocks):
+    """Coverage of the paired 95% interval within [0.935, 0.97] over 8,000
+    simulated experiments, with and without drift shared within blocks.
+    False alarm for a correct interval (coverage 0.95-0.953 here): below
+    2e-9 per case, from the binomial. Caught (measured once with the t
+    quantile scaled): 10% too narrow gives 0.933-0.939 at 4-5 blocks, twice
+    as wide 0.99 or more at 4-5 blocks."""
+    low, high = 0.935, 0.97
     cover, _, width, unpaired = simulate(n_blocks, drift_sigma=0.10)
     print(f"n={n_blocks}: paired coverage {cover:.3f}, median width {width:.3f} vs unpaired {unpaired:.3f}")
-    assert cover >= 0.93
+    assert low <= cover <= high
     assert width < unpaired
     cover_no_drift, unpaired_no_drift, _, _ = simulate(n_blocks, drift_sigma=0.0)
     print(f"n={n_blocks}: without drift, paired coverage {cover_no_drift:.3f}, unpaired {unpaired_no_drift:.3f}")
-    assert cover_no_drift >= 0.93
+    assert low <= cover_no_drift <= high
 
 
 def block_records(seeds=(1, 2, 3), **kw):

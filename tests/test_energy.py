@@ -124,13 +124,18 @@ def test_nvml_without_energy_counter(monkeypatch):
 
 
 def fake_tf(peak=None, fail=False):
-    def reset(device):
-        if fail:
-            raise ValueError("no such device")
+    """TensorFlow's memory queries as far as the reader uses them: like TF,
+    they refuse a device name that is not `GPU:<i>` of a visible GPU (one here)."""
 
-    experimental = types.SimpleNamespace(
-        reset_memory_stats=reset, get_memory_info=lambda device: {"current": 1, "peak": peak}
-    )
+    def check(device):
+        if fail or device != "GPU:0":
+            raise ValueError(f"Failed parsing device name: {device!r}" if not fail else "no such device")
+
+    def info(device):
+        check(device)
+        return {"current": 1, "peak": peak}
+
+    experimental = types.SimpleNamespace(reset_memory_stats=check, get_memory_info=info)
     return types.SimpleNamespace(config=types.SimpleNamespace(experimental=experimental))
 
 
@@ -143,3 +148,11 @@ def test_gpu_memory_peak_with_a_stubbed_query():
     assert cpu == {"gpu_peak_bytes": None, "gpu_reason": "not a GPU run"}
     broken = tfdevice.GpuMemory(fake_tf(fail=True), "/GPU:0").peak()
     assert broken["gpu_peak_bytes"] is None and "unavailable" in broken["gpu_reason"]
+
+
+def test_the_memory_stand_in_refuses_names_tensorflow_refuses():
+    tf = fake_tf(peak=5)
+    for wrong in ("/GPU:0", "GPU:1", "gpu0", "CPU:0"):
+        with pytest.raises(ValueError):
+            tf.config.experimental.get_memory_info(wrong)
+    assert tf.config.experimental.get_memory_info("GPU:0")["peak"] == 5

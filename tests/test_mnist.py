@@ -48,11 +48,44 @@ def test_verification_is_by_decompressed_content(tmp_path):
         verify(gzip.compress(data)[:-6])
 
 
+# The canonical SHA-256 of the decompressed files, as published with MNIST's
+# mirrors (and in ../shared/data/mnist/README.md where that copy exists).
+CANONICAL = {
+    "train-images-idx3-ubyte": "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db",
+    "train-labels-idx1-ubyte": "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5",
+    "t10k-images-idx3-ubyte": "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7",
+    "t10k-labels-idx1-ubyte": "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2",
+}
+
+
+def test_canonical_sums_are_the_published_ones():
+    assert mnist.CANONICAL_SHA256 == CANONICAL
+
+
 def test_canonical_sums_match_the_shared_readme():
-    """The sums in the code are the canonical ones (64 hex digits, four files)."""
-    assert set(mnist.CANONICAL_SHA256) == set(mnist.FILES)
-    assert all(len(v) == 64 and int(v, 16) >= 0 for v in mnist.CANONICAL_SHA256.values())
-    assert mnist.CANONICAL_SHA256["t10k-labels-idx1-ubyte"].startswith("ff7bcfd4")
+    import re
+
+    from conftest import ROOT
+
+    readme = ROOT.parent / "shared" / "data" / "mnist" / "README.md"
+    if not readme.exists():
+        pytest.skip("no shared MNIST copy beside this checkout")
+    table = dict(re.findall(r"^\| (\S+-ubyte)\s+\| ([0-9a-f]{64}) \|", readme.read_text(), re.M))
+    assert table == mnist.CANONICAL_SHA256
+
+
+def test_a_file_of_many_chunks_is_verified_to_its_last_byte(tmp_path):
+    """Several 64 KiB chunks, streamed: a verifier that hashed only the first chunk fails here."""
+    rng = np.random.default_rng(1)
+    data = idx_bytes(rng.integers(0, 256, size=(400, 28, 28)))  # 313,616 bytes: 5 chunks
+    path = tmp_path / "f.gz"
+    path.write_bytes(gzip.compress(data))
+    mnist.verify_file(path, "f", hashlib.sha256(data).hexdigest())
+    changed = bytearray(data)
+    changed[-1] ^= 1  # only the last byte differs
+    path.write_bytes(gzip.compress(bytes(changed)))
+    with pytest.raises(mnist.MirrorError, match="SHA-256 of the decompressed content"):
+        mnist.verify_file(path, "f", hashlib.sha256(data).hexdigest())
 
 
 @pytest.mark.parametrize(
@@ -107,7 +140,7 @@ def test_all_mirrors_fail_with_one_message(tmp_path, synthetic_contents):
 
 def test_split_is_the_originals(tmp_path, synthetic_contents):
     sums = write_mirror(tmp_path, synthetic_contents)
-    assert sums
+    assert set(sums) == set(mnist.FILES)
     sizes = mnist.prepare(tmp_path, tmp_path / "mnist.npz", validation_size=200)
     assert sizes == {"x_train": 1000, "x_val": 200, "x_test": 300}
     with np.load(tmp_path / "mnist.npz") as npz:
@@ -117,3 +150,21 @@ def test_split_is_the_originals(tmp_path, synthetic_contents):
         # validation is the *last* N training images
         assert np.allclose(npz["x_val"][-1], raw[-1].reshape(-1) / 255.0)
         assert np.allclose(npz["x_train"][0], raw[0].reshape(-1) / 255.0)
+
+
+def test_every_image_keeps_its_own_label_in_each_split(tmp_path, synthetic_contents):
+    """Each (image, label) pair of the training, validation and test sets is
+    the pair of the IDX files: a label shifted by one against its image fails."""
+    write_mirror(tmp_path, synthetic_contents)
+    mnist.prepare(tmp_path, tmp_path / "mnist.npz", validation_size=200)
+    images = mnist.parse_idx(synthetic_contents["train-images-idx3-ubyte"], 3).reshape(-1, 784) / 255.0
+    labels = mnist.parse_idx(synthetic_contents["train-labels-idx1-ubyte"], 1)
+    test_images = mnist.parse_idx(synthetic_contents["t10k-images-idx3-ubyte"], 3).reshape(-1, 784) / 255.0
+    test_labels = mnist.parse_idx(synthetic_contents["t10k-labels-idx1-ubyte"], 1)
+    with np.load(tmp_path / "mnist.npz") as npz:
+        for x, y, want_x, want_y in [
+            (npz["x_train"], npz["y_train"], images[:-200], labels[:-200]),
+            (npz["x_val"], npz["y_val"], images[-200:], labels[-200:]),
+            (npz["x_test"], npz["y_test"], test_images, test_labels),
+        ]:
+            assert np.allclose(x, want_x) and np.array_equal(y, want_y)

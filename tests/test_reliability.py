@@ -279,3 +279,80 @@ def test_a_single_device_report_says_what_it_can_and_cannot_tell(tmp_path):
     text = report.render(report.Report(tables, "cpu", {}, {"speedup": [], "timeline": []}, {}))
     assert "**Only cpu (2 threads) was run, so there is no speedup" in text
     assert "3 runs on 1 device." in text and "1 devices" not in text
+
+
+def _resources(block: str) -> dict:
+    line = next(x for x in block.splitlines() if x.strip().startswith("resources:"))
+    pairs = (p.split("=", 1) for p in line.split(":", 1)[1].split(", "))
+    return {k.strip(): (int(v) if v.isdigit() else v) for k, v in pairs}
+
+
+@pytest.mark.slow
+def test_the_slurm_executor_turns_the_plan_into_a_gpu_request(tmp_path, mirror):
+    """The flags the Slurm executor's own code puts on the sbatch line, from
+    the resources of the planned jobs (no cluster needed)."""
+    import types
+
+    from snakemake_executor_plugin_slurm.utils import set_gres_string
+
+    class Resources(dict):
+        __getattr__ = dict.__getitem__
+
+    workdir = copy_workflow(tmp_path / "wf")
+    gpus = {"cpu": {"type": "cpu", "threads": 1}, "gpu": {"type": "gpu", "index": 0, "model": "h100"},
+            "any": {"type": "gpu", "index": 0}}  # fmt: skip
+    cfg = write_config(workdir, tiny_config(*mirror, devices=gpus, seeds=[1]))
+    out = snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg)).stdout
+    flags = {}
+    for block in out.split("\n\n"):
+        if "rule train:" in block:
+            device = block.split("device=")[1].split(",")[0]
+            flags[device] = set_gres_string(types.SimpleNamespace(resources=Resources(_resources(block)))).strip()
+    assert flags == {"gpu": "--gpus=h100:1", "any": "--gpus=1", "cpu": ""}
+
+
+# ------------------------------------------------------------ 1. the HTML report holds only Snakemake's scripts
+
+
+@pytest.mark.slow
+def test_config_text_never_adds_or_cuts_a_script_element_of_the_html_report(tmp_path, mirror):
+    from html.parser import HTMLParser
+
+    class Scripts(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.found, self._open = [], None
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "script":
+                self._open = [dict(attrs), ""]
+
+        def handle_data(self, data):
+            if self._open is not None:
+                self._open[1] += data
+
+        def handle_endtag(self, tag):
+            if tag == "script" and self._open is not None:
+                self.found.append(tuple(self._open))
+                self._open = None
+
+    def scripts(workdir):
+        html = (workdir / "results" / "default" / "report.html").read_text(errors="replace")
+        parser = Scripts()
+        parser.feed(html)
+        return parser.found
+
+    def made(name, **changes):
+        workdir = copy_workflow(tmp_path / name)
+        cfg = write_config(workdir, tiny_config(*mirror, seeds=[1, 2], epochs=2, **changes))
+        snakemake(workdir, "--cores", "2", "--configfile", str(cfg))
+        snakemake(workdir, "--cores", "1", "--configfile", str(cfg), "--report", "results/default/report.html")
+        return scripts(workdir)
+
+    plain = made("plain")
+    tricky = made("tricky", currency="€", figure={"title": "CPU & GPU's 'speed' / $ per hour; (a)+(b)", "dpi": 100})
+    assert [sorted(a.items()) for a, _ in tricky] == [sorted(a.items()) for a, _ in plain]
+    data = [body for attrs, body in tricky if attrs.get("id") == "results" or attrs.get("type") == "application/json"]
+    for body in data:
+        json.loads(body)  # the data script is whole: nothing cut it off
+    assert all("alert(" not in body for _, body in tricky)

@@ -6,6 +6,7 @@ Enabled by MNIST_SPEEDUP_SLURM=1, which `.ci/run` sets after
 """
 
 import os
+import re
 import shutil
 
 import pandas as pd
@@ -39,7 +40,9 @@ def test_slurm_profile_gives_the_same_outputs_as_a_local_run(tmp_path):
         timeout=900,
     )  # fmt: skip
     out = proc.stdout + proc.stderr
-    assert "sbatch" in out or "SLURM" in out or "slurm" in out, out
+    # the two training runs and the two calibrations went to Slurm, the local rules did not
+    submitted = re.findall(r"has been submitted with SLURM jobid \d+", out)
+    assert len(submitted) == 4, out
     for path in OUTPUTS:
         assert (local / path).exists() and (cluster / path).exists(), path
     a = pd.read_csv(local / "results" / "default" / "summary.csv")

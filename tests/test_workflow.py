@@ -170,6 +170,8 @@ def plan(workdir, config, name="changed.yaml"):
 
 
 PRESENTATION = {"aggregate", "figure", "report_markdown", "all"}
+#: new or changed run records are checked first, in a job of their own
+AFTER_TRAINING = PRESENTATION | {"check_runs"}
 
 
 @contextlib.contextmanager
@@ -193,14 +195,14 @@ def test_second_run_does_nothing(finished):
 def test_new_seed_schedules_only_its_runs(finished):
     workdir, _, config, _ = finished
     jobs = plan(workdir, {**config, "seeds": [1, 2, 3, 4]})
-    assert jobs == {"train": 2, **dict.fromkeys(PRESENTATION, 1)}  # 2 devices x 1 new seed
+    assert jobs == {"train": 2, **dict.fromkeys(AFTER_TRAINING, 1)}  # 2 devices x 1 new seed
 
 
 def test_new_batch_size_schedules_its_runs_and_calibration(finished):
     workdir, _, config, _ = finished
     jobs = plan(workdir, {**config, "batch_sizes": [100, 50]})
     # calibration covers every configured batch size, so each device's reruns
-    assert jobs == {"train": 2 * 3, "calibrate": 2, **dict.fromkeys(PRESENTATION, 1)}
+    assert jobs == {"train": 2 * 3, "calibrate": 2, **dict.fromkeys(AFTER_TRAINING, 1)}
 
 
 @pytest.mark.parametrize(
@@ -228,7 +230,7 @@ def test_training_code_reruns_training_only_there(finished):
     workdir, _, config, _ = finished
     with edited(workdir / "workflow" / "mnist_speedup" / "trainer.py"):
         jobs = plan(workdir, config)
-    assert jobs == {"train": 6, **dict.fromkeys(PRESENTATION, 1)}
+    assert jobs == {"train": 6, **dict.fromkeys(AFTER_TRAINING, 1)}
 
 
 @pytest.mark.parametrize(
@@ -242,7 +244,11 @@ def test_presentation_settings_rerun_only_figure_and_report(finished, change):
 
 @pytest.mark.parametrize(
     "path",
-    ["workflow/mnist_speedup/figure.py", "workflow/scripts/figure.py", "workflow/mnist_speedup/report.py"],
+    [
+        "workflow/mnist_speedup/figure.py",
+        "workflow/scripts/figure.py",
+        "workflow/mnist_speedup/report/sections/speedup.py",
+    ],
 )
 def test_figure_and_report_code_rerun_no_training(finished, path):
     workdir, _, config, _ = finished

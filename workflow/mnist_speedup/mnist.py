@@ -9,12 +9,15 @@ are then moved into place with an atomic rename.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import re
 import shutil
+import socket
 import struct
 import tempfile
+import threading
 import time
 import zlib
 from pathlib import Path
@@ -196,6 +199,34 @@ def _stream_to(response, dest: Path, name: str, deadline: float, deadline_s: flo
             out.write(chunk)
 
 
+class _Watchdog:
+    """Cuts a response's connection at the deadline. A mirror that sends a
+    byte now and then never stalls a read long enough for the timeout, and
+    with a Content-Length or chunked framing the reader waits for a whole
+    chunk inside one call: only closing the socket under it ends that wait."""
+
+    def __init__(self, response, deadline: float):
+        self.response, self.fired = response, False
+        self.timer = threading.Timer(max(0.0, deadline - time.monotonic()), self._cut)
+        self.timer.daemon = True
+
+    def _cut(self) -> None:
+        self.fired = True
+        raw = self.response.raw
+        sock = getattr(getattr(raw, "connection", None), "sock", None)
+        if sock is None:  # http.client's file object over the socket
+            sock = getattr(getattr(getattr(getattr(raw, "_fp", None), "fp", None), "raw", None), "_sock", None)
+        with contextlib.suppress(OSError, AttributeError):
+            sock.shutdown(socket.SHUT_RDWR)
+
+    def __enter__(self):
+        self.timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.timer.cancel()
+
+
 def _fetch_http(base: str, name: str, staging: Path, timeout: float, retries: int, deadline_s: float) -> Path:
     """Download as a stream into ``staging``. ``timeout`` bounds each wait
     for the server, ``deadline_s`` the whole file, attempts included. TLS
@@ -205,11 +236,16 @@ def _fetch_http(base: str, name: str, staging: Path, timeout: float, retries: in
     url, deadline = file_url(base, name), time.monotonic() + deadline_s
     staging.mkdir(parents=True, exist_ok=True)
     dest = staging / (name + ".gz")
+    late = MirrorError(f"took longer than download_deadline ({deadline_s:g} s); abandoned")
     for attempt in range(retries + 1):
         try:
-            with requests.get(url, stream=True, timeout=timeout) as response:
+            with requests.get(url, stream=True, timeout=timeout) as response, _Watchdog(response, deadline) as dog:
                 response.raise_for_status()
-                _stream_to(response, dest, name, deadline, deadline_s)
+                try:
+                    _stream_to(response, dest, name, deadline, deadline_s)
+                finally:
+                    if dog.fired:  # the read was cut at the deadline, whatever it then raised or returned
+                        raise late
             return dest
         except MirrorError as exc:
             raise MirrorError(f"{mask_url(url)}: {exc}") from None

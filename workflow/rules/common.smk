@@ -2,7 +2,6 @@
 import datetime
 import hashlib
 import os
-import random
 import re
 import socket
 import sys
@@ -21,6 +20,7 @@ from mnist_speedup import devices as device_info  # noqa: E402
 from mnist_speedup import (
     bundle,
     codedigest,
+    design,
     mnist,
     progress,
     records,
@@ -99,37 +99,20 @@ wildcard_constraints:
     seed=r"[0-9]+",
 
 
-def block_order():
-    """The order of the training runs: randomised complete blocks. A block
-    is one (seed, batch size), seed-major so that a new seed appends its
-    blocks; every device runs once per block, in an order shuffled per
-    block with a fixed seed (reproducible). Returns {(device, bs, seed): position}."""
-    order = {}
-    for seed in config["seeds"]:
-        for batch_size in config["batch_sizes"]:
-            devices = sorted(DEVICES)
-            random.Random(f"block {seed} {batch_size}").shuffle(devices)
-            for device in devices:
-                order[(device, batch_size, seed)] = len(order)
-    return order
-
-
-BLOCK_ORDER = block_order()
+# Randomised complete blocks (mnist_speedup/design.py), as job priorities:
+# with one timing_slot, jobs run one at a time in exactly this order.
+PRIORITIES = design.Priorities(DEVICES, config["batch_sizes"], config["seeds"])
 # for the console's progress line of each finished run (jobs inherit these)
 os.environ.setdefault(progress.START, datetime.datetime.now(datetime.UTC).isoformat())
-os.environ[progress.TOTAL] = str(len(BLOCK_ORDER))
-# Snakemake runs the ready job of highest priority first; with one
-# timing_slot, jobs run one at a time in exactly this order.
-CALIBRATION_PRIORITY = 2 * len(BLOCK_ORDER) + len(DEVICES) + 10
+os.environ[progress.TOTAL] = str(len(PRIORITIES.order))
 
 
 def train_priority(wildcards):
-    key = (wildcards.device, int(wildcards.batch_size), int(wildcards.seed))
-    return 2 * len(BLOCK_ORDER) - BLOCK_ORDER.get(key, len(BLOCK_ORDER))
+    return PRIORITIES.train(wildcards.device, wildcards.batch_size, wildcards.seed)
 
 
 def calibration_priority(wildcards):
-    return CALIBRATION_PRIORITY - sorted(DEVICES).index(wildcards.device)
+    return PRIORITIES.calibration(wildcards.device)
 
 
 def run_files():
