@@ -352,7 +352,9 @@ def test_config_text_never_adds_or_cuts_a_script_element_of_the_html_report(tmp_
     plain = made("plain")
     tricky = made("tricky", currency="€", figure={"title": "CPU & GPU's 'speed' / $ per hour; (a)+(b)", "dpi": 100})
     assert [sorted(a.items()) for a, _ in tricky] == [sorted(a.items()) for a, _ in plain]
-    data = [body for attrs, body in tricky if attrs.get("id") == "results" or attrs.get("type") == "application/json"]
-    for body in data:
-        json.loads(body)  # the data script is whole: nothing cut it off
-    assert all("alert(" not in body for _, body in tricky)
+    data = {attrs["id"]: body for attrs, body in tricky if "id" in attrs}
+    assert {"results", "rules", "workflow-desc"} <= set(data)  # the results, the rules' params, our first page
+    for name in ("results", "rules", "categories", "metadata"):
+        value = re.fullmatch(r"\s*var \w+ = (.*);\s*", data[name], re.S)
+        json.loads(value[1])  # each data script is whole JSON: nothing in it cut it off
+    assert any("CPU & GPU's 'speed'" in body for _, body in tricky)  # the tricky text did reach the report

@@ -381,6 +381,15 @@ def test_bundle_round_trip_and_a_tampered_bundle(finished, tmp_path):
     assert proc.returncode != 0
     assert f"bundle {tampered}: file 'runs/cpu/bs100/seed1.json' does not match its SHA-256" in out, out
     assert report_md.read_bytes() == kept
+    # the good bundle replaced in place by the tampered one: its earlier verified import is kept
+    imported = workdir / "results" / "default" / "imported"
+    before = {p: p.read_bytes() for p in sorted(imported.rglob("*")) if p.is_file()}
+    assert before
+    theirs.write_bytes(tampered.read_bytes())
+    proc = snakemake(workdir, "--cores", "2", "--configfile", str(merged), check=False)
+    assert proc.returncode != 0 and "does not match its SHA-256" in proc.stdout + proc.stderr
+    assert {p: p.read_bytes() for p in sorted(imported.rglob("*")) if p.is_file()} == before
+    assert report_md.read_bytes() == kept
     snakemake(workdir, "--cores", "2", "--configfile", str(cfg))  # back to this machine's runs only
 
 

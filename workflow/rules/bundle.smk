@@ -29,7 +29,7 @@ rule verify_bundle:
     input:
         bundle_path,
     output:
-        f"{RESULTS}/imported/{{name}}.verified.json",
+        f"{LOGS}/imported/{{name}}.verified.json",
     log:
         f"{LOGS}/imported/{{name}}.verify.log",
     wildcard_constraints:
@@ -46,7 +46,7 @@ rule verify_bundle:
 rule unpack_bundle:
     input:
         bundle=bundle_path,
-        verified=f"{RESULTS}/imported/{{name}}.verified.json",
+        verified=f"{LOGS}/imported/{{name}}.verified.json",
     output:
         directory(f"{RESULTS}/imported/{{name}}"),
     log:

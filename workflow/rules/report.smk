@@ -3,14 +3,15 @@
 
 # Every record is checked in a job of its own first: a refused record
 # (edited, a duplicate, another learning rate) fails there, so the last good
-# tables, figures and report are left exactly as they were.
+# tables, figures and report are left exactly as they were. Its receipt (the
+# records it passed) lives under logs/, outside the results.
 rule check_runs:
     input:
         runs=run_files(),
         calibration=calibration_files(),
         extra=extra_result_files(),
     output:
-        f"{RESULTS}/checked_runs.json",
+        f"{LOGS}/checked_runs.json",
     log:
         f"{LOGS}/check_runs.log",
     localrule: True
@@ -28,7 +29,7 @@ rule check_runs:
 
 rule aggregate:
     input:
-        checked=f"{RESULTS}/checked_runs.json",
+        checked=f"{LOGS}/checked_runs.json",
         runs=run_files(),
         calibration=calibration_files(),
         extra=extra_result_files(),
