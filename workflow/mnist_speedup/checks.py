@@ -21,6 +21,8 @@ ACCURACY_TOLERANCE = 0.01
 HOST_OVERHEAD_WARN = 0.10
 #: drift over the run is warned about above the larger of this and the seeds' CV
 MIN_DRIFT_WARN = 0.03
+#: a run whose steady epochs saw other processes use more than this many cores was disturbed
+INTERFERENCE_WARN = 0.10
 _DISTURBED = "the calibration was disturbed (another process?) or the bound does not hold"
 
 
@@ -128,6 +130,24 @@ def drift(drift_table: pd.DataFrame, speedup: pd.DataFrame) -> list[str]:
     return out
 
 
+def disturbed(summary: pd.DataFrame) -> pd.DataFrame:
+    """The runs whose steady epochs saw other processes use more than INTERFERENCE_WARN cores."""
+    if "other_cores_max" not in summary:
+        return summary.iloc[0:0]
+    return summary[summary.other_cores_max > INTERFERENCE_WARN]
+
+
+def interference(summary: pd.DataFrame) -> list[str]:
+    runs = disturbed(summary)
+    if runs.empty:
+        return []
+    named = ", ".join(f"{r.device} at batch size {r.batch_size}, seed {r.seed} ({r.other_cores_max:.0%} of a core)"
+                      for _, r in runs.sort_values(["batch_size", "device", "seed"]).iterrows())  # fmt: skip
+    return [f"Other processes ran beside {len(runs)} run(s), using more than {INTERFERENCE_WARN:.0%} of a core in a "
+            f"steady epoch: {named}. Their times may be slow; rerun them when the machine is idle (delete their "
+            "records and run snakemake again)."]  # fmt: skip
+
+
 def single_runs(summary: pd.DataFrame) -> list[str]:
     if summary.groupby(["device", "batch_size"]).size().min() >= 2:
         return []
@@ -145,5 +165,6 @@ def warnings(tables, baseline: str, config: dict) -> list[str]:
         *software_differences(s, baseline),
         *efficiency_flags(sp),
         *drift(tables.drift, sp),
+        *interference(s),
         *single_runs(s),
     ]

@@ -133,6 +133,12 @@ class Device:
 
         return NoDeviceMemory()
 
+    def interference_meter(self):
+        """What measures other processes' use of this device during an epoch."""
+        from .interference import CpuInterference
+
+        return CpuInterference()
+
     def describe(self, gpu_name: str | None = None) -> str:
         raise NotImplementedError
 
@@ -232,6 +238,11 @@ class Gpu(Device):
         from .tfdevice import GpuMemory
 
         return GpuMemory(tf, device_name)
+
+    def interference_meter(self):
+        from .interference import GpuInterference
+
+        return GpuInterference(self.spec["index"])
 
     def describe(self, gpu_name: str | None = None) -> str:
         return gpu_name or f"GPU {self.spec['index']}"

@@ -26,7 +26,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
-from . import atomic, schema  # noqa: E402
+from . import atomic, checks, schema  # noqa: E402
 
 RC = {
     "font.size": 8,
@@ -224,6 +224,11 @@ def draw_timeline(summary: pd.DataFrame, baseline: str, options: dict | None = N
         handles = [Line2D([], [], color=colours[d], lw=1.2, label=names[d]) for d in devices]
         handles += [Line2D([], [], color="0.4", marker=markers[b], ls="none", label=f"batch {b}") for b in batch_sizes]
         handles.append(Patch(color="0.85", label="calibration"))
+        hit = checks.disturbed(df)
+        if not hit.empty:  # runs that other processes disturbed: ringed in red
+            ax.plot(hit.start_min, hit.steady_epoch_mean_s, "o", ms=9, mfc="none", mec="#d62728", mew=1.0, ls="none")
+            handles.append(Line2D([], [], marker="o", ms=7, mfc="none", mec="#d62728", ls="none",
+                                  label=f"other processes > {checks.INTERFERENCE_WARN:.0%} of a core"))  # fmt: skip
         fig.legend(handles=handles, loc="outside right upper", frameon=False)
         if opts.get("title"):
             fig.suptitle(plain(opts["title"]), fontsize=9)

@@ -68,6 +68,7 @@ def summarise(spec, steps: int, epochs: dict, test: tuple[float, float], probe: 
         "device_rate_probe": probe,
         "memory": epochs["memory"],
         "energy": epochs["energy"],
+        "interference": epochs["interference"],
         "optimizer": OPTIMIZER,
         "flops": {
             "per_step": flops_step,

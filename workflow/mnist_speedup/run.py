@@ -212,6 +212,13 @@ def _timing(record: dict) -> dict:
     }
 
 
+def _busiest_neighbour(record: dict) -> float | None:
+    """The most cores other processes used in a steady epoch (None: not measured)."""
+    cores = (record.get("interference") or {}).get("epoch_other_cores") or []
+    steady = [c for c in cores[record["warmup_epochs"] :] if c is not None]
+    return max(steady) if steady else None
+
+
 def _resources(record: dict) -> dict:
     memory, energy = record["memory"], record["energy"]
     return {
@@ -223,6 +230,7 @@ def _resources(record: dict) -> dict:
         "mean_watts": energy.get("mean_watts"),
         "energy_source": energy.get("source"),
         "energy_reason": energy.get("reason"),
+        "other_cores_max": _busiest_neighbour(record),
     }
 
 

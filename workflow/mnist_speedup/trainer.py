@@ -30,6 +30,8 @@ from .run import RunSpec
 
 EVAL_CHUNK = 1000  # samples per evaluation call
 OVERHEAD_LOOP_REPEATS = 3  # compiled K-step calls timed for the host-overhead estimate
+#: seconds the per-step samples and the host-overhead calls after the timed epochs may take together
+AFTER_EPOCHS_BUDGET_S = 4.0
 
 
 class TrainingError(RuntimeError):
@@ -243,6 +245,7 @@ class CompiledTraining:
     def timed_epochs(self, log) -> dict:
         tf, spec = self.tf, self.spec
         meter = energy.EpochEnergy(spec.device_spec)
+        others = devices.of(spec.device_spec).interference_meter()
         memory = devices.of(spec.device_spec).memory_reader(tf, self.device_name)
         out = {key: [] for key in ("epoch_s", "loss", "val_accuracy", "val_loss", "eval_s", "steps")}
         for epoch in range(1, spec.epochs + 1):
@@ -250,10 +253,12 @@ class CompiledTraining:
             steady = epoch > spec.warmup_epochs
             tfdevice.sync(tf)
             meter.start()
+            others.start()
             t0 = time.perf_counter()
             total = self.run_epoch()
             tfdevice.sync(tf)
             elapsed = time.perf_counter() - t0
+            others.stop()
             meter.stop(steady)
             loss = float(total) / self.steps
             out["epoch_s"].append(elapsed)
@@ -272,6 +277,7 @@ class CompiledTraining:
         steady_s = out["epoch_s"][spec.warmup_epochs :]
         out["energy"] = meter.summary(steady_s)
         out["memory"] = memory.peak()
+        out["interference"] = others.summary()
         return out
 
     def check_finite(self, loss: float, epoch: int) -> None:
@@ -311,13 +317,21 @@ class CompiledTraining:
     def extra_measurements(self) -> dict:
         """Per-step jitter and the host's cost of one call, after the timed
         epochs so that they cannot bias them."""
-        k = min(self.spec.step_samples, self.steps)
-        if k < 2:
+        wanted = min(self.spec.step_samples, self.steps)
+        if wanted < 2:
             return {"step_ms": [], "host_overhead": None}
         order = self.tf.reshape(self.tf.random.shuffle(self.indices)[: self.steps * self.spec.batch_size],
                                 [self.steps, self.spec.batch_size])  # fmt: skip
-        single = [self._synced(lambda i=i: self.train_calls(order, i, 1)) for i in range(k)]
-        loop = [self._synced(lambda: self.train_calls(order, 0, k)) / k for _ in range(OVERHEAD_LOOP_REPEATS)]
+        # bounded by time as well as by count: at a large batch size a step takes long
+        single, until = [], time.perf_counter() + AFTER_EPOCHS_BUDGET_S / 2
+        for i in range(wanted):
+            if i >= 2 and time.perf_counter() > until:
+                break
+            single.append(self._synced(lambda i=i: self.train_calls(order, i, 1)))
+        k = len(single)
+        per_loop = max(2, min(k, int(AFTER_EPOCHS_BUDGET_S / 2 / OVERHEAD_LOOP_REPEATS / statistics.median(single))))
+        loop = [self._synced(lambda: self.train_calls(order, 0, per_loop)) / per_loop
+                for _ in range(OVERHEAD_LOOP_REPEATS)]  # fmt: skip
         one_call, compiled = statistics.median(single), statistics.median(loop)
         return {
             "step_ms": [s * 1e3 for s in single],
@@ -328,7 +342,8 @@ class CompiledTraining:
                 "share_of_one_call_step": (one_call - compiled) / one_call,
                 "method": (
                     f"median of {k} synchronised one-step calls minus the median per-step time of "
-                    f"{OVERHEAD_LOOP_REPEATS} synchronised calls of {k} steps each (same compiled function)"
+                    f"{OVERHEAD_LOOP_REPEATS} synchronised calls of {per_loop} steps each (same compiled function; "
+                    f"at most about {AFTER_EPOCHS_BUDGET_S:g} s in all)"
                 ),
             },
         }

@@ -1,0 +1,66 @@
+"""Issue 21 (5): the interference meter sees a busy neighbour, and the report names the runs it disturbed."""
+
+import subprocess
+import sys
+import time
+
+import pandas as pd
+
+from conftest import crafted_tables, make_record
+from mnist_speedup import checks, interference
+
+
+def test_a_busy_neighbour_process_is_seen():
+    meter = interference.CpuInterference()
+    assert meter.reason is None
+    neighbour = subprocess.Popen(
+        [sys.executable, "-c", "import time\nt = time.time() + 3\nwhile time.time() < t: pass"]
+    )
+    try:
+        time.sleep(0.5)  # let it start spinning
+        meter.start()
+        time.sleep(1.5)  # this process sleeps: what the meter sees is the neighbour
+        meter.stop()
+    finally:
+        neighbour.kill()
+        neighbour.wait()
+    (cores,) = meter.summary()["epoch_other_cores"]
+    assert cores > 0.6, cores  # one core spinning, less scheduling noise
+
+
+def test_this_process_own_work_is_not_counted():
+    meter = interference.CpuInterference()
+    meter.start()
+    t = time.perf_counter() + 1.0
+    while time.perf_counter() < t:  # this process spins one core itself
+        pass
+    meter.stop()
+    (cores,) = meter.summary()["epoch_other_cores"]
+    assert cores < 0.5, cores  # its own core is taken out (other processes on a shared machine may add a little)
+
+
+def test_no_proc_gives_a_reason_not_zero(tmp_path):
+    meter = interference.CpuInterference(proc_stat=tmp_path / "missing")
+    meter.start()
+    meter.stop()
+    summary = meter.summary()
+    assert summary["epoch_other_cores"] == [None] and "not measurable" in summary["reason"]
+
+
+def test_disturbed_runs_are_named_in_the_warnings(tmp_path):
+    quiet = {"source": "x", "reason": None, "epoch_other_cores": [0.0, 0.01, 0.02]}
+    busy = {"source": "x", "reason": None, "epoch_other_cores": [0.0, 0.03, 0.45]}
+    recs = [make_record("cpu", 100, s, interference=busy if s == 2 else quiet) for s in (1, 2, 3)]
+    recs += [make_record("cpu1", 100, s, interference=quiet) for s in (1, 2, 3)]
+    summary, _, _, _ = crafted_tables(tmp_path, recs)
+    (warning,) = checks.interference(summary)
+    assert "cpu at batch size 100, seed 2 (45% of a core)" in warning and "seed 1" not in warning
+    assert len(checks.disturbed(summary)) == 1
+
+
+def test_warm_up_epochs_do_not_count_and_old_records_are_not_flagged(tmp_path):
+    warm = {"source": "x", "reason": None, "epoch_other_cores": [0.9, 0.01, 0.02]}  # busy only while warming up
+    recs = [make_record("cpu", 100, s, interference=warm) for s in (1, 2)] + [make_record("cpu1", 100, 1)]
+    summary, _, _, _ = crafted_tables(tmp_path, recs)
+    assert checks.interference(summary) == []
+    assert pd.isna(summary[summary.device == "cpu1"].other_cores_max).all()
