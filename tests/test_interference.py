@@ -64,3 +64,36 @@ def test_warm_up_epochs_do_not_count_and_old_records_are_not_flagged(tmp_path):
     summary, _, _, _ = crafted_tables(tmp_path, recs)
     assert checks.interference(summary) == []
     assert pd.isna(summary[summary.device == "cpu1"].other_cores_max).all()
+
+
+def test_other_processes_on_the_gpu_are_counted_with_a_stand_in_for_nvml(monkeypatch):
+    import os
+    import types
+
+    class NVMLError(Exception):
+        pass
+
+    procs = [types.SimpleNamespace(pid=os.getpid()), types.SimpleNamespace(pid=1), types.SimpleNamespace(pid=2)]
+    asked = []
+
+    def handle(index):
+        asked.append(index)
+        if index != 1:
+            raise NVMLError("Invalid Argument")
+        return "handle-1"
+
+    fake = types.SimpleNamespace(
+        NVMLError=NVMLError,
+        nvmlInit=lambda: None,
+        nvmlDeviceGetHandleByIndex=handle,
+        nvmlDeviceGetComputeRunningProcesses=lambda h: procs if h == "handle-1" else [],
+    )
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    meter = interference.GpuInterference(1)
+    meter.start()
+    meter.stop()
+    assert meter.summary()["epoch_other_gpu_processes"] == [2] and asked == [1]  # itself not counted
+    wrong = interference.GpuInterference(0)  # an index NVML refuses: a reason, never 0
+    wrong.start()
+    wrong.stop()
+    assert wrong.summary()["epoch_other_gpu_processes"] == [None] and "Invalid Argument" in wrong.gpu_reason
