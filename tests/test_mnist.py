@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from conftest import idx_bytes, write_mirror
-from mnist_speedup import mnist
+from mnist_speedup import mnist, urls
 
 
 def test_parse_idx_round_trip():
@@ -99,12 +99,12 @@ def test_a_file_of_many_chunks_is_verified_to_its_last_byte(tmp_path):
     ],
 )
 def test_mirror_kinds(mirror, kind):
-    assert mnist.mirror_kind(mirror) == kind
+    assert urls.mirror_kind(mirror) == kind
 
 
 def test_unsupported_scheme_is_named():
     with pytest.raises(ValueError, match="unsupported scheme 'ftp'"):
-        mnist.mirror_kind("ftp://example.org/mnist")
+        urls.mirror_kind("ftp://example.org/mnist")
 
 
 def test_fallback_over_mirrors_and_atomic_write(tmp_path, synthetic_contents):

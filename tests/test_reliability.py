@@ -258,14 +258,14 @@ def test_a_password_that_breaks_the_url_is_refused_at_parse_time_and_masked(pass
 def test_every_form_of_a_password_is_masked_in_logged_text(password):
     from urllib.parse import quote
 
-    from mnist_speedup import mnist
+    from mnist_speedup import urls
 
     url = f"https://alice:{password}@host/mnist/?token=abc123"
     logged = f"{url} failed: InvalidURL {quote(password)} {quote(password, safe='')} {password.split('#')[0]}"
-    masked = mnist.mask_text(logged, url)
+    masked = urls.mask_text(logged, url)
     for secret in {password, quote(password), quote(password, safe=""), "abc123"}:
         assert secret not in masked
-    assert mnist.mask_url(url).startswith("https://alice:***@host/mnist/") and "token=***" in mnist.mask_url(url)
+    assert urls.mask_url(url).startswith("https://alice:***@host/mnist/") and "token=***" in urls.mask_url(url)
 
 
 def test_a_single_device_report_says_what_it_can_and_cannot_tell(tmp_path):

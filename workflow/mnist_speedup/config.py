@@ -19,7 +19,7 @@ import yaml
 
 from . import devices as dev
 from .bundle import is_bundle
-from .mnist import mirror_kind
+from .urls import mirror_kind
 
 #: images in the canonical MNIST training file
 MNIST_TRAIN_IMAGES = 60_000
