@@ -187,7 +187,12 @@ def _check_mirrors(config: dict) -> None:
         try:
             mirror_kind(mirror)
         except ValueError as exc:
-            _fail("mirrors", str(exc), "list https://, http://, file:// URLs or local directories")
+            _fail(
+                "mirrors",
+                str(exc),
+                "list https://, http://, file:// URLs or local directories; percent-encode @ # / ? and spaces in a "
+                "password (%40 %23 %2F %3F %20), or better, leave it out of the URL and put it in ~/.netrc",
+            )
 
 
 def _resolve_devices(config: dict, gpus) -> None:

@@ -27,8 +27,7 @@ def mirror_kind(mirror: str) -> str:
         if info is not None and (re.search(r"[#/? ]", info) or "@" in info.split(":", 1)[-1]):
             raise ValueError(
                 f"mirror {mask_url(mirror)!r} has a user name or password holding @ # / ? or a space, so the URL "
-                "does not parse to its host; percent-encode those characters (%40 %23 %2F %3F %20), or better, "
-                "leave the password out of the URL and put it in ~/.netrc"
+                "does not parse to its host"
             )
         return "http"
     if parsed.scheme in ("file", ""):
