@@ -109,6 +109,12 @@ def _other_schema(entries):
     return [(entries[0][0], json.dumps(meta).encode())] + entries[1:]
 
 
+def _no_file_list(entries):
+    meta = json.loads(entries[0][1])
+    del meta["files"]
+    return [(entries[0][0], json.dumps(meta).encode())] + entries[1:]
+
+
 @pytest.mark.parametrize(
     "change, fragment",
     [
@@ -121,6 +127,8 @@ def _other_schema(entries):
         (_oversized, "over the 8388608-byte limit"),
         (_other_schema, "bundle_schema_version 99 is not the version this workflow reads (1)"),
         (lambda e: e[1:], "it has no manifest.json"),
+        (lambda e: e + [e[1]], "appears twice"),
+        (_no_file_list, "manifest.json has no list of files"),
     ],
 )
 def test_a_bad_bundle_is_refused_and_leaves_nothing(made, tmp_path, change, fragment):

@@ -191,3 +191,41 @@ def test_each_check_of_the_reader_refuses_a_record_that_only_it_catches(tmp_path
     assert _load(tmp_path / "good", good)  # the same record, unchanged, passes every check
     with pytest.raises(records.RecordError, match=rf"`{field}`"):
         _load(tmp_path / "bad", _change(make_record("cpu", 100, 1), dotted, value))
+
+
+# ------------------------------------------------------------ survivors of the mutation sample, now caught
+
+
+def test_the_baseline_against_itself_is_exactly_one(tmp_path):
+    recs = [make_record(d, 100, s) for d in ("cpu", "cpu1") for s in (1, 2)]
+    _, speedup, table, _ = crafted_tables(tmp_path, recs, target=0.6)
+    base, base_tta = speedup.set_index("device").loc["cpu"], table.set_index("device").loc["cpu"]
+    assert (base.speedup, base.speedup_ci_low, base.speedup_ci_high) == (1.0, 1.0, 1.0)
+    assert (base_tta.tta_speedup, base_tta.tta_speedup_ci_low, base_tta.tta_speedup_ci_high) == (1.0, 1.0, 1.0)
+
+
+def test_a_record_with_no_samples_per_epoch_is_refused(tmp_path):
+    from mnist_speedup import records
+
+    record = make_record("cpu", 100, 1, samples_per_epoch=0, steps_per_epoch=0)
+    record["timing"]["samples_per_s"] = 0.0  # consistent, so only the sign check can refuse it
+    with pytest.raises(records.RecordError, match=r"`timing.samples_per_s`"):
+        _load(tmp_path, record)
+
+
+def test_the_epoch_times_field_is_named_exactly(tmp_path):
+    from mnist_speedup import records
+
+    with pytest.raises(records.RecordError, match=r"`timing\.epoch_s` must hold 3 finite positive epoch times"):
+        _load(tmp_path, make_record("cpu", 100, 1, epoch_s=[1.0, 1.0, 90_000.0]))  # one epoch over a day
+
+
+def test_best_against_best_carries_its_note_column(tmp_path):
+    from mnist_speedup import tta
+
+    acc = [0.5, 0.96, 0.97]
+    recs = [make_record(d, bs, s, epoch_s=[1.0, 1.0 + 0.01 * s, 1.0], val_accuracy=acc)
+            for d in ("cpu", "cpu1") for bs in (100, 500) for s in (1, 2)]  # fmt: skip
+    _, _, table, curves = crafted_tables(tmp_path, recs)
+    best = tta.best_against_best(table, tta.per_run(curves, 0.95), "cpu")
+    assert list(best.columns)[-2:] == ["tta_ci_method", "tta_note"]

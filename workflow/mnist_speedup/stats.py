@@ -59,7 +59,7 @@ class Ratio:
         return Ratio(self.estimate * factor, self.low * factor, self.high * factor, self.df, self.method, self.reason)
 
 
-def _roots(ma: float, mb: float, a_coef: float, b_coef: float, c_coef: float, s: float, df: float, method: str):
+def _roots(a_coef: float, b_coef: float, c_coef: float, s: float, df: float, method: str):
     """Fieller's interval from the quadratic a R^2 - 2 b R + c = 0; no
     interval where it is unbounded or reaches 0 or below."""
     disc = b_coef**2 - a_coef * c_coef
@@ -101,7 +101,7 @@ def fieller_ratio(numerator, denominator, level: float = CI_LEVEL) -> Ratio:
         return Ratio(s, s, s, math.inf)
     df = (va + s**2 * vb) ** 2 / denom_df
     t2 = sps.t.ppf(0.5 + level / 2, df) ** 2
-    return _roots(ma, mb, mb**2 - t2 * vb, ma * mb, ma**2 - t2 * va, s, df, CI_METHOD)
+    return _roots(mb**2 - t2 * vb, ma * mb, ma**2 - t2 * va, s, df, CI_METHOD)
 
 
 def paired_fieller_ratio(numerator, denominator, level: float = CI_LEVEL) -> Ratio:
@@ -122,7 +122,7 @@ def paired_fieller_ratio(numerator, denominator, level: float = CI_LEVEL) -> Rat
     if saa == 0 and sbb == 0:
         return Ratio(s, s, s, n - 1, PAIRED_METHOD)
     t2 = sps.t.ppf(0.5 + level / 2, n - 1) ** 2
-    return _roots(ma, mb, mb**2 - t2 * sbb / n, ma * mb - t2 * sab / n, ma**2 - t2 * saa / n, s, n - 1, PAIRED_METHOD)
+    return _roots(mb**2 - t2 * sbb / n, ma * mb - t2 * sab / n, ma**2 - t2 * saa / n, s, n - 1, PAIRED_METHOD)
 
 
 def cv(values) -> float:

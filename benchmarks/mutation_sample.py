@@ -1,0 +1,61 @@
+"""Mutation score from a random sample of mutants, each run on its own.
+
+Run by benchmarks/mutation.sh inside its mutmut work folder, after
+`mutmut run` has generated the mutants and mapped tests to functions. Batched
+`mutmut run` misreports here (mutants that a run of their own kills are
+reported as survived when many run in one call), so each sampled mutant is
+run alone: `mutmut run NAME`. Prints the score with a 95% interval and
+every surviving mutant's diff.
+
+Usage: python mutation_sample.py N [SEED]
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+from scipy.stats import beta
+
+
+def mutants() -> list[str]:
+    out = subprocess.run(["mutmut", "results", "--all", "true"], capture_output=True, text=True).stdout
+    return sorted(m.group(1) for m in re.finditer(r"^\s*(\S+__mutmut_\d+): ", out, re.M))
+
+
+def run_alone(name: str) -> tuple[str, str]:
+    out = subprocess.run(["mutmut", "run", name], capture_output=True, text=True, timeout=900).stdout
+    status = "killed" if f"🎉 {name}" in out else "survived" if f"🙁 {name}" in out else "timeout/other"
+    return name, status
+
+
+def diff(name: str) -> str:
+    shown = subprocess.run(["mutmut", "show", name], capture_output=True, text=True).stdout
+    return "\n".join(line for line in shown.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---"))
+
+
+def main() -> None:
+    n, seed = int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 0
+    every = mutants()
+    sample = sorted(random.Random(seed).sample(every, min(n, len(every))))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = dict(pool.map(run_alone, sample))
+    killed = sum(s == "killed" for s in results.values())
+    survived = [m for m, s in results.items() if s == "survived"]
+    other = [m for m, s in results.items() if s not in ("killed", "survived")]
+    judged = killed + len(survived)
+    low = beta.ppf(0.025, killed, judged - killed + 1) if killed else 0.0
+    high = beta.ppf(0.975, killed + 1, judged - killed) if judged > killed else 1.0
+    print(f"{len(every)} mutants in all; a random sample of {len(sample)} (seed {seed}), each run alone")
+    print(f"killed {killed} of {judged} judged: {killed / judged:.1%} (95% Clopper-Pearson {low:.1%}-{high:.1%})")
+    if other:
+        print(f"not judged (timeout or error): {', '.join(other)}")
+    for name in survived:
+        print(f"\nSURVIVED {name}\n{diff(name)}")
+
+
+if __name__ == "__main__":
+    main()
