@@ -5,6 +5,7 @@
 # a random sample of them one at a time and prints the score with its interval.
 # Usage: SAMPLE=120 SEED=1 bash benchmarks/mutation.sh [WORKDIR]
 set -euo pipefail
+command -v mutmut >/dev/null || { echo "mutmut not found: install the dev extra (pip install -e '.[dev]') and activate that environment" >&2; exit 2; }
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work="${1:-$(mktemp -d /tmp/mutation-XXXXXX)}"
 mkdir -p "$work/src"

@@ -28,3 +28,18 @@ def test_outputs_honour_the_umask(tmp_path, mask, mode):
     finally:
         os.umask(old)
     assert (tmp_path / "a.json").stat().st_mode & 0o777 == mode
+
+
+def test_a_full_disk_names_the_file_and_the_fix(tmp_path, monkeypatch):
+    import errno
+
+    from mnist_speedup import atomic
+
+    def full(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(type(tmp_path), "write_text", full)
+    dest = tmp_path / "runs" / "seed1.json"
+    with pytest.raises(OSError, match=r"no space left on the device holding .*seed1\.json.*Fix: free some space"):
+        atomic.write_text(dest, "x")
+    assert list(dest.parent.iterdir()) == []  # nothing half-written left

@@ -9,8 +9,10 @@ next write of the same target."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import glob
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -43,6 +45,16 @@ def replacing(dest):
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, dest)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if exc.errno == errno.ENOSPC:
+            raise OSError(
+                exc.errno,
+                f"no space left on the device holding {dest} ({shutil.disk_usage(dest.parent).free:,} bytes free); "
+                "nothing was written there. Fix: free some space (or point results/ at a larger disk) and run "
+                "snakemake again: it redoes only what is missing",
+            ) from exc
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
