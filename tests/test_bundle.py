@@ -146,8 +146,9 @@ def test_a_truncated_bundle_is_refused(made, tmp_path):
     path, _ = made
     cut = tmp_path / "cut.tar.gz"
     cut.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
-    with pytest.raises(bundle.BundleError, match="truncated or damaged"):
+    with pytest.raises(bundle.BundleError, match="truncated or damaged") as err:
         bundle.unpack(cut, tmp_path / "unpacked")
+    assert str(err.value).startswith(f"bundle {cut}: ")  # names the file it refused
 
 
 def test_a_failed_unpack_keeps_the_earlier_good_one(made, tmp_path):
@@ -166,3 +167,22 @@ def test_a_record_from_another_host_than_the_manifest_says(tmp_path):
     bundle.write(path, folder, meta_for(folder, host="elsewhere"))
     with pytest.raises(bundle.BundleError, match="was made on 'box', but the manifest says 'elsewhere'"):
         bundle.unpack(path, tmp_path / "unpacked")
+
+
+def test_an_unpack_that_fails_while_writing_leaves_no_folder_behind(made, tmp_path, monkeypatch):
+    """The half-written folder is hidden while it is written and removed on failure."""
+    from mnist_speedup import atomic
+
+    path, _ = made
+    seen = []
+
+    def failing(target, data):
+        seen.append(target)
+        raise OSError("disk went away")
+
+    monkeypatch.setattr(atomic, "write_bytes", failing)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(OSError, match="disk went away"):
+        bundle.unpack(path, tmp_path / "unpacked")
+    assert seen and seen[0].relative_to(tmp_path).parts[0].startswith(".unpacked.")  # hidden while written
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing left

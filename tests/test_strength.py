@@ -1,6 +1,7 @@
 """Issue 22: unit tests for the code that decides which numbers reach the formulas."""
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -229,3 +230,26 @@ def test_best_against_best_carries_its_note_column(tmp_path):
     _, _, table, curves = crafted_tables(tmp_path, recs)
     best = tta.best_against_best(table, tta.per_run(curves, 0.95), "cpu")
     assert list(best.columns)[-2:] == ["tta_ci_method", "tta_note"]
+
+
+@pytest.mark.parametrize(
+    "changes, field, fragment",
+    [
+        ({"steps_per_epoch": 11}, "samples_per_epoch", "is not steps_per_epoch (11) times batch_size"),
+        ({"energy": {"mean_watts": -3.0}}, "energy.mean_watts", "is -3.0; it cannot be negative"),
+        ({"energy": {"epoch_joules": [1.0, -2.0]}}, "energy.epoch_joules", "is -2.0; it cannot be negative"),
+        ({"memory": {"gpu_peak_bytes": -5}}, "memory.gpu_peak_bytes", "is -5; it cannot be negative"),
+    ],
+)
+def test_each_physical_check_names_its_field(tmp_path, changes, field, fragment):
+    from mnist_speedup import records
+
+    with pytest.raises(records.RecordError, match=rf"`{re.escape(field)}` {re.escape(fragment)}.*Fix:"):
+        _load(tmp_path, make_record("cpu", 100, 1, **changes))
+
+
+def test_a_url_that_does_not_parse_to_its_host_says_so():
+    from mnist_speedup import urls
+
+    with pytest.raises(ValueError, match=r"mirror 'https://alice:\*\*\*@host/' has a user name or password holding"):
+        urls.mirror_kind("https://alice:a#b@host/")
