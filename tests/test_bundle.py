@@ -186,3 +186,23 @@ def test_an_unpack_that_fails_while_writing_leaves_no_folder_behind(made, tmp_pa
         bundle.unpack(path, tmp_path / "unpacked")
     assert seen and seen[0].relative_to(tmp_path).parts[0].startswith(".unpacked.")  # hidden while written
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing left
+
+
+def test_the_member_limit_counts_every_member_once(made, tmp_path, monkeypatch):
+    path, _ = made
+    count = len(members(path))
+    monkeypatch.setattr(bundle, "MAX_MEMBERS", count)
+    bundle.unpack(path, tmp_path / "exactly")  # as many members as the limit: accepted
+    monkeypatch.setattr(bundle, "MAX_MEMBERS", count - 1)
+    with pytest.raises(bundle.BundleError, match=f"more than {count - 1} members"):
+        bundle.unpack(path, tmp_path / "one-over")
+
+
+def test_a_plain_tar_is_not_taken_for_a_bundle(made, tmp_path):
+    path, _ = made
+    plain = tmp_path / "plain.tar.gz"  # named like a bundle, but not gzipped
+    with tarfile.open(plain, "w") as dst:
+        for info, data in members(path):
+            dst.addfile(info, io.BytesIO(data))
+    with pytest.raises(bundle.BundleError, match="not a readable .tar.gz"):
+        bundle.unpack(plain, tmp_path / "unpacked")
