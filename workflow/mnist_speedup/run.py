@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,10 +46,6 @@ def run_files(results_dir) -> list[Path]:
 def results_dir_of(record_path) -> Path:
     """The results folder a run record at ``record_path`` lies in."""
     return Path(record_path).parents[RUN_PATH.count("/")]
-
-
-def is_run_path(relative: str) -> bool:
-    return re.fullmatch(RUN_REGEX, relative) is not None
 
 
 def _setting(compared: bool = True):
