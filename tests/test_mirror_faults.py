@@ -237,3 +237,18 @@ def test_a_mirror_sending_more_than_the_cap_is_cut_off(server, tmp_path):
     assert cap < 400_000
     with pytest.raises(mnist.DownloadError, match=rf"sent more than {cap} bytes"):
         fetch([f"{base}/huge/"], tmp_path / f"{NAME}.gz", sha)
+
+
+def test_credentials_from_a_netrc_file_reach_the_mirror(server, tmp_path, monkeypatch):
+    """The README's advice: the password in ~/.netrc (here $NETRC), none in the config."""
+    base, sha = server
+    port = base.rsplit(":", 1)[1]
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login user password secret\n")
+    netrc.chmod(0o600)
+    mirror = f"http://127.0.0.1:{port}/auth/"
+    with pytest.raises(mnist.DownloadError, match="401"):  # without it the server refuses
+        monkeypatch.setenv("NETRC", str(tmp_path / "none"))
+        fetch([mirror], tmp_path / "first" / f"{NAME}.gz", sha)
+    monkeypatch.setenv("NETRC", str(netrc))
+    assert fetch([mirror], tmp_path / "second" / f"{NAME}.gz", sha) == mirror
