@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from conftest import ROOT, copy_workflow, make_record, planned_jobs, snakemake, tiny_config, write_config
+from conftest import ROOT, copy_workflow, make_record, snakemake, tiny_config, write_config
 from mnist_speedup import config as config_check
 from mnist_speedup import devices, records, run, seal
 
@@ -74,19 +74,6 @@ def test_params_do_not_depend_on_key_order():
     a = run.RunSpec.from_config(one, "cpu1", one["devices"]["cpu1"], 100, 1).params()
     b = run.RunSpec.from_config(other, "cpu1", other["devices"]["cpu1"], 100, 1).params()
     assert repr(a) == repr(b)  # Snakemake compares params as text
-
-
-@pytest.mark.slow
-def test_reordered_keys_and_whole_floats_plan_no_training(tmp_path, mirror):
-    workdir = copy_workflow(tmp_path / "wf")
-    config = tiny_config(*mirror, seeds=[1], epochs=2)
-    snakemake(workdir, "--cores", "2", "--configfile", str(write_config(workdir, config)))
-    config["devices"] = {"cpu1": {"threads": 1, "type": "cpu"}, "cpu": {"threads": 2, "type": "cpu"}}
-    config["epochs"] = 2.0
-    config["adam"] = {"epsilon": 1e-8, "beta_1": 0.9, "beta_2": 0.999}
-    proc = snakemake(workdir, "-n", "--cores", "2", "--configfile", str(write_config(workdir, config, "again.yaml")))
-    plan = planned_jobs(proc)
-    assert "train" not in plan and "calibrate" not in plan, plan
 
 
 # ------------------------------------------------------------ 6, 9, 10. bounds at parse time
@@ -217,27 +204,8 @@ def test_the_plan_gives_gpu_jobs_their_gpu_resources(tmp_path, mirror):
     assert all("gpu=0" in b and "gpu_model=h100" not in b for b in cpu_jobs)
 
 
-# ------------------------------------------------------------ 8. a refused input deletes nothing
-
-
-def _snapshot(folder):
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
-@pytest.mark.slow
-def test_a_refused_record_leaves_every_file_of_the_last_good_run_as_it_was(tmp_path, mirror):
-    workdir = copy_workflow(tmp_path / "wf")
-    cfg = write_config(workdir, tiny_config(*mirror, seeds=[1, 2], epochs=2))
-    snakemake(workdir, "--cores", "2", "--configfile", str(cfg))
-    results = workdir / "results" / "default"
-    edited = run.run_path(results, "cpu1", 100, 2)
-    record = json.loads(edited.read_text())
-    record["quality"]["test_accuracy"] = 0.99  # edited after it was sealed
-    edited.write_text(json.dumps(record))
-    before = _snapshot(results)
-    proc = snakemake(workdir, "--cores", "2", "--configfile", str(cfg), check=False)
-    assert proc.returncode != 0 and "was edited after it was written" in proc.stdout + proc.stderr
-    assert _snapshot(results) == before  # summary, speedup, tta, figures and report byte-identical
+# ------------------------------------------------------------ 8. a refused input deletes nothing: see
+# test_workflow.py (test_zz_a_refused_record_..., and the bundle replaced in place)
 
 
 # ------------------------------------------------------------ 2. passwords in mirror URLs
@@ -314,6 +282,10 @@ def test_the_slurm_executor_turns_the_plan_into_a_gpu_request(tmp_path, mirror):
 # ------------------------------------------------------------ 1. the HTML report holds only Snakemake's scripts
 
 
+SNAKEMAKE_REPORT_SCRIPTS = ["workflow-desc", "results", "categories", "rulegraph", "runtimes", "timeline", "rules",
+                            "packages", "metadata", "logo"]  # fmt: skip
+
+
 @pytest.mark.slow
 def test_config_text_never_adds_or_cuts_a_script_element_of_the_html_report(tmp_path, mirror):
     from html.parser import HTMLParser
@@ -349,9 +321,10 @@ def test_config_text_never_adds_or_cuts_a_script_element_of_the_html_report(tmp_
         snakemake(workdir, "--cores", "1", "--configfile", str(cfg), "--report", "results/default/report.html")
         return scripts(workdir)
 
-    plain = made("plain")
     tricky = made("tricky", currency="€", figure={"title": "CPU & GPU's 'speed' / $ per hour; (a)+(b)", "dpi": 100})
-    assert [sorted(a.items()) for a, _ in tricky] == [sorted(a.items()) for a, _ in plain]
+    # the script elements Snakemake 9.27.1 (pinned) writes: 33 without attributes and these ten
+    assert sum(1 for attrs, _ in tricky if not attrs) == 33 and len(tricky) == 43
+    assert [a["id"] for a, _ in tricky if a] == SNAKEMAKE_REPORT_SCRIPTS
     data = {attrs["id"]: body for attrs, body in tricky if "id" in attrs}
     assert {"results", "rules", "workflow-desc"} <= set(data)  # the results, the rules' params, our first page
     for name in ("results", "rules", "categories", "metadata"):

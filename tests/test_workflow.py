@@ -428,3 +428,29 @@ def test_no_download_setting_reaches_the_report_or_the_bundle(finished):
     report_md = (finished[0] / "results" / "default" / "report.md").read_text()
     config_block = report_md.split("## Configuration", 1)[1]
     assert "mirrors" not in config_block and "download_" not in config_block
+
+
+def test_reordered_keys_and_whole_floats_plan_nothing(finished):
+    """Issue 18 (4, 5): params are canonical and 2.0 is read as 2."""
+    workdir, _, config, _ = finished
+    reordered = {**config, "epochs": float(config["epochs"]), "adam": {"epsilon": 1e-8, "beta_1": 0.9, "beta_2": 0.999},
+                 "devices": {k: dict(reversed(list(v.items()))) for k, v in reversed(list(config["devices"].items()))}}  # fmt: skip
+    assert plan(workdir, reordered, "reordered.yaml") == {}
+
+
+def _snapshot(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_zz_a_refused_record_leaves_every_file_of_the_last_good_run_as_it_was(finished):
+    """Issue 18 (8). Last in this module: it leaves a refused record behind."""
+    workdir, cfg, _, _ = finished
+    results = workdir / "results" / "default"
+    edited_record = results / "runs" / "cpu1" / "bs100" / "seed2.json"
+    record = json.loads(edited_record.read_text())
+    record["quality"]["test_accuracy"] = 0.99  # edited after it was sealed
+    edited_record.write_text(json.dumps(record))
+    before = _snapshot(results)
+    proc = snakemake(workdir, "--cores", "2", "--configfile", str(cfg), check=False)
+    assert proc.returncode != 0 and "was edited after it was written" in proc.stdout + proc.stderr
+    assert _snapshot(results) == before  # summary, speedup, tta, figures and report byte-identical

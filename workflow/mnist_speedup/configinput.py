@@ -84,6 +84,16 @@ def coerce(value, schema: dict):
     return value
 
 
+def canonical(value):
+    """``value`` with the keys of every mapping sorted, at every depth: as a
+    param, only a changed value reruns a job, never a key order."""
+    if isinstance(value, dict):
+        return {k: canonical(value[k]) for k in sorted(value, key=str)}
+    if isinstance(value, list):
+        return [canonical(v) for v in value]
+    return value
+
+
 def replace_mappings(config: dict, command_line: dict | None) -> None:
     """``devices=...`` on the command line replaces the file's devices."""
     for key in REPLACED_BY_COMMAND_LINE:

@@ -92,7 +92,9 @@ class RunSpec:
     def params(self) -> dict:
         """The spec as a canonical value (keys sorted at every depth), so
         that only a changed value, never a key order, reruns a run."""
-        return json.loads(json.dumps(dataclasses.asdict(self), sort_keys=True))
+        from .configinput import canonical
+
+        return canonical(dataclasses.asdict(self))
 
     def name(self) -> str:
         return f"device {self.device}, batch size {self.batch_size}, seed {self.seed}"

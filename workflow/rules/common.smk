@@ -20,6 +20,7 @@ from mnist_speedup import devices as device_info  # noqa: E402
 from mnist_speedup import (
     bundle,
     codedigest,
+    configinput,
     design,
     mnist,
     progress,
@@ -160,7 +161,7 @@ NPZ_DIGEST = f"resources/mnist/mnist-{DATA_DIGEST}.sha256"
 
 
 def device_spec(wildcards):
-    return training_spec(wildcards.device)
+    return configinput.canonical(training_spec(wildcards.device))
 
 
 def device_of(wildcards):
@@ -273,7 +274,9 @@ def report_config():
         for k, v in config.items()
         if not k.startswith("_") and k not in MACHINE_LOCAL
     }
-    return shown | {"devices_auto": bool(config.get("_auto_devices"))}
+    return configinput.canonical(
+        shown | {"devices_auto": bool(config.get("_auto_devices"))}
+    )
 
 
 def final_outputs():

@@ -97,7 +97,7 @@ rule figure:
         timing_slot=1,  # nothing runs beside a timing job
     params:
         baseline=BASELINE,
-        figure=config["figure"],
+        figure=configinput.canonical(config["figure"]),
         target=config["target_accuracy"],
         code=FIGURE_CODE_DIGEST,
     script:
