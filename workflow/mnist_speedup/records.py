@@ -226,13 +226,10 @@ def _check_times(record: dict, source: str) -> None:
             raise _sense(source, key, f"is {value!r}, not an ISO 8601 time") from None
 
 
-_PLACE = re.compile(r"(?:.*/)?runs/(?P<device>[^/]+)/bs(?P<batch_size>[0-9]+)/seed(?P<seed>[0-9]+)\.json\Z")
-
-
 def check_place(record: dict, path) -> None:
     """A record must say what its place in the runs/ tree says."""
-    m = _PLACE.match(Path(path).as_posix())
-    if not m:
+    m = run.place_of(path)
+    if m is None:
         return
     for key in ("device", "batch_size", "seed"):
         said = record.get(key)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +33,21 @@ RUN_PATH = "runs/{device}/bs{batch_size}/seed{seed}.json"
 LOG_PATH = "train/" + RUN_PATH.removeprefix("runs/").removesuffix(".json") + ".log"
 RUN_GLOB = RUN_PATH.format(device="*", batch_size="*", seed="*")
 RUN_REGEX = RUN_PATH.replace(".", r"\.").format(device=LABEL_PATTERN, batch_size="[1-9][0-9]{0,6}", seed="[0-9]{1,10}")
+
+
+_PLACE = re.compile(
+    r"(?:.*/)?"
+    + RUN_PATH.replace(".", r"\.").format(
+        device="(?P<device>[^/]+)", batch_size="(?P<batch_size>[0-9]+)", seed="(?P<seed>[0-9]+)"
+    )  # fmt: skip
+    + r"\Z"
+)
+
+
+def place_of(path) -> dict[str, str] | None:
+    """{device, batch_size, seed} as a record's path names them (None: not in the runs/ layout)."""
+    m = _PLACE.match(Path(path).as_posix())
+    return m.groupdict() if m else None
 
 
 def run_path(results_dir, device: str, batch_size: int, seed: int) -> Path:
