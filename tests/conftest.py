@@ -148,8 +148,15 @@ def planned_jobs(proc) -> dict[str, int]:
 
 def make_record(device="cpu", batch_size=100, seed=1, epoch_s=(2.0, 1.0, 1.2), val_accuracy=None, **changes) -> dict:
     """A complete, valid run record (the schema the trainer writes), with
-    hand-chosen epoch times and per-epoch validation accuracies."""
+    hand-chosen epoch times and per-epoch validation accuracies; the MLP
+    unless ``workload``/``workload_spec`` say otherwise."""
+    from mnist_speedup import model
+
     epoch_s = list(epoch_s)
+    workload = changes.pop("workload", "mlp")
+    workload_spec = changes.pop("workload_spec", {"type": "mlp"})
+    workload_spec = model.of(workload_spec).with_defaults(workload_spec)
+    flops = model.of(workload_spec).training_step_flops(batch_size)
     warmup = changes.pop("warmup_epochs", 1)
     steady = epoch_s[warmup:]
     mean = sum(steady) / len(steady)
@@ -160,7 +167,8 @@ def make_record(device="cpu", batch_size=100, seed=1, epoch_s=(2.0, 1.0, 1.2), v
            "keras": "3.15.1", "numpy": "2.4.6", "python": "3.11", "gpu_name": None}  # fmt: skip
     env.update(changes.pop("environment", {}))
     record = {
-        "schema_version": 2, "device": device, "device_spec": {"type": "cpu", "threads": threads},
+        "schema_version": 3, "workload": workload, "workload_spec": workload_spec,
+        "device": device, "device_spec": {"type": "cpu", "threads": threads},
         "batch_size": batch_size, "seed": seed, "epochs": len(epoch_s), "warmup_epochs": warmup,
         "samples_per_epoch": samples, "steps_per_epoch": samples // batch_size,
         "input_pipeline": "device", "deterministic": False, "learning_rate": 1e-4,
@@ -176,7 +184,8 @@ def make_record(device="cpu", batch_size=100, seed=1, epoch_s=(2.0, 1.0, 1.2), v
         "device_rate_probe": {"flops_per_s_median": 1e11},
         "memory": {"host_peak_rss_bytes": 700 * 2**20, "gpu_peak_bytes": None, "gpu_reason": "not a GPU run"},
         "energy": {"source": None, "reason": "RAPL not available", "joules_per_epoch": None, "mean_watts": None},
-        "flops": {"per_step": 1, "per_epoch": 10, "achieved_per_s": 9.1},
+        "flops": {"per_step": flops, "per_epoch": flops * (samples // batch_size),
+                  "achieved_per_s": flops * (samples // batch_size) / mean},
         "quality": {"epoch_loss": [1.0] * len(epoch_s), "epoch_val_accuracy": val,
                     "epoch_val_loss": [1.0] * len(epoch_s), "final_train_loss": 0.5, "val_accuracy": val[-1],
                     "test_accuracy": 0.91},
@@ -199,7 +208,7 @@ def write_records(folder: Path, records, seal: bool = True) -> list[Path]:
 
     paths = []
     for r in records:
-        path = run_path(folder, r["device"], r["batch_size"], r["seed"])
+        path = run_path(folder, r["workload"], r["device"], r["batch_size"], r["seed"])
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(seal_record(r) if seal else r))
         paths.append(path)
@@ -215,6 +224,6 @@ def crafted_tables(folder: Path, records, baseline="cpu", target=0.95, prices=No
     base = aggregate.baseline_device(summary, baseline)
     speedup = aggregate.speedup_table(summary, base, prices)
     per_run = tta.per_run(curves, target)
-    summary = summary.merge(per_run, on=["device", "batch_size", "seed"])
+    summary = summary.merge(per_run, on=["workload", "device", "batch_size", "seed"])
     table = tta.table(summary, per_run, base, target, prices)
     return summary, speedup, table, curves

@@ -12,8 +12,8 @@ from mnist_speedup import aggregate, bundle, seal
 
 
 def calibration(device="cpu", host="box"):
-    return seal.seal({"device": device, "environment": {"hostname": host},
-                         "mlp_shapes": {"100": {"flops_per_s_median": 1e10}},
+    return seal.seal({"device": device, "workload": "mlp", "environment": {"hostname": host},
+                         "workload_shapes": {"100": {"flops_per_s_median": 1e10}},
                          "square": {"flops_per_s_median": 2e10}})  # fmt: skip
 
 
@@ -22,7 +22,7 @@ def results_folder(tmp_path, host="box"):
     env = {"hostname": host, "machine_id": "m9"}
     write_records(folder, [make_record(d, 100, s, environment=env) for d in ("cpu", "cpu1") for s in (1, 2, 3)])
     for device in ("cpu", "cpu1"):
-        path = folder / "calibration" / f"{device}.json"
+        path = folder / "calibration" / "mlp" / f"{device}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(calibration(device, host)))
     return folder
@@ -78,7 +78,7 @@ def _edited(entries):
 
 
 def _extra(entries):
-    info = tarfile.TarInfo("runs/cpu/bs100/seed7.json")
+    info = tarfile.TarInfo("runs/mlp/cpu/bs100/seed7.json")
     return entries + [(info, entries[1][1])]
 
 
@@ -93,13 +93,13 @@ def _absolute(entries):
 
 
 def _symlink(entries):
-    info = tarfile.TarInfo("runs/cpu/bs100/seed8.json")
+    info = tarfile.TarInfo("runs/mlp/cpu/bs100/seed8.json")
     info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
     return entries + [(info, b"")]
 
 
 def _oversized(entries):
-    info = tarfile.TarInfo("runs/cpu/bs100/seed9.json")
+    info = tarfile.TarInfo("runs/mlp/cpu/bs100/seed9.json")
     return entries + [(info, b" " * (bundle.MAX_MEMBER_BYTES + 1))]
 
 
@@ -120,12 +120,12 @@ def _no_file_list(entries):
     [
         (_edited, "does not match its SHA-256 in the manifest (edited or damaged)"),
         (lambda e: [x for x in e if not x[0].name.endswith("cpu1.json")], "listed in its manifest but missing"),
-        (_extra, "'runs/cpu/bs100/seed7.json' is not listed in its manifest"),
+        (_extra, "'runs/mlp/cpu/bs100/seed7.json' is not listed in its manifest"),
         (_traversal, "points outside the bundle"),
         (_absolute, "points outside the bundle"),
         (_symlink, "is a link or special file"),
         (_oversized, "over the 8388608-byte limit"),
-        (_other_schema, "bundle_schema_version 99 is not the version this workflow reads (1)"),
+        (_other_schema, "bundle_schema_version 99 is not the version this workflow reads (2)"),
         (lambda e: e[1:], "it has no manifest.json"),
         (lambda e: e + [e[1]], "appears twice"),
         (_no_file_list, "manifest.json has no list of files"),

@@ -168,7 +168,7 @@ def test_host_overhead_warning_above_ten_percent_only(tmp_path):
 
 def test_efficiency_rows_that_cannot_be_right_are_flagged():
     speedup = pd.DataFrame({
-        "device": ["cpu", "cpu1", "cpu4"], "device_type": "cpu", "batch_size": 500, "machine_key": "m1",
+        "device": ["cpu", "cpu1", "cpu4"], "device_type": "cpu", "workload": "mlp", "batch_size": 500, "machine_key": "m1",
         "threads": [2, 1, 4], "calibrated_flops_per_s": [40e9, 45e9, 80e9],
         "fraction_of_calibrated": [0.8, 1.002, 0.5],
     })  # fmt: skip

@@ -38,7 +38,7 @@ def test_an_outer_workflow_runs_this_one_as_a_module(tmp_path):
     (outer / "Snakefile").write_text(OUTER.format(repo=repo))
     proc = snakemake(outer, "--cores", "2", "--resources", "timing_slot=1")
     results = outer / "results" / "viamodule"
-    for name in ("report.md", "summary.csv", "speedup.csv", "figures/speedup.png", "runs/cpu/bs100/seed1.json"):
+    for name in ("report.md", "summary.csv", "speedup.csv", "figures/speedup.png", "runs/mlp/cpu/bs100/seed1.json"):
         assert (results / name).is_file(), proc.stdout + proc.stderr
     assert not (repo / "results").exists() and not (repo / "resources").exists()
     assert "speedup_train" in proc.stdout + proc.stderr

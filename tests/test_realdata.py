@@ -37,7 +37,7 @@ def test_the_default_run_reaches_its_target_at_batch_500(tmp_path):
     cfg = workdir / "config" / "real.yaml"
     cfg.write_text(yaml.safe_dump(config))
     bs = config["batch_sizes"][0]
-    run_file = f"results/default/runs/cpu/bs{bs}/seed1.json"  # the run alone: no calibration or report
+    run_file = f"results/default/runs/mlp/cpu/bs{bs}/seed1.json"  # the run alone: no calibration or report
     snakemake(workdir, run_file, "--cores", "2", "--configfile", str(cfg))
     run = records.load(workdir / run_file)
     assert run["samples_per_epoch"] == 50_000 and run["epochs"] == defaults["epochs"]  # original split, default epochs

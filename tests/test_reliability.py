@@ -71,8 +71,8 @@ def test_params_do_not_depend_on_key_order():
         adam={"epsilon": 1e-8, "beta_2": 0.999, "beta_1": 0.9},
         devices={"cpu1": {"threads": 1, "type": "cpu"}, "cpu": {"threads": 2, "type": "cpu"}},
     )
-    a = run.RunSpec.from_config(one, "cpu1", one["devices"]["cpu1"], 100, 1).params()
-    b = run.RunSpec.from_config(other, "cpu1", other["devices"]["cpu1"], 100, 1).params()
+    a = run.RunSpec.from_config(one, "mlp", "cpu1", one["devices"]["cpu1"], 100, 1).params()
+    b = run.RunSpec.from_config(other, "mlp", "cpu1", other["devices"]["cpu1"], 100, 1).params()
     assert repr(a) == repr(b)  # Snakemake compares params as text
 
 
@@ -131,7 +131,7 @@ def test_unclear_inputs_get_a_message_with_the_fix(changes, fragment):
 
 
 def _write(tmp_path, record, device=None, batch_size=None, seed=None):
-    path = run.run_path(tmp_path, device or record["device"], batch_size or record["batch_size"],
+    path = run.run_path(tmp_path, record["workload"], device or record["device"], batch_size or record["batch_size"],
                         seed or record["seed"])  # fmt: skip
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(seal.seal(record)))
@@ -173,7 +173,7 @@ def test_every_measured_quantity_lies_in_its_physical_range(tmp_path, changes, f
     [(b"[1, 2]", "is a JSON list"), (b"\xff\xfe\x00binary", "is not text"), (b'{"hello": 1}', "not a run record")],
 )
 def test_files_that_are_not_records_are_named_with_a_fix(tmp_path, content, fragment):
-    path = run.run_path(tmp_path, "cpu", 100, 1)
+    path = run.run_path(tmp_path, "mlp", "cpu", 100, 1)
     path.parent.mkdir(parents=True)
     path.write_bytes(content)
     with pytest.raises(records.RecordError, match=rf"{fragment}.*Fix:"):
@@ -197,7 +197,7 @@ def test_the_plan_gives_gpu_jobs_their_gpu_resources(tmp_path, mirror):
     cfg = write_config(workdir, tiny_config(*mirror, devices=gpus, seeds=[1]))
     out = snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg)).stdout
     blocks = [b for b in out.split("\n\n") if "rule train:" in b or "rule calibrate:" in b]
-    gpu_jobs = [b for b in blocks if "device=gpu" in b or "calibration/gpu.json" in b]
+    gpu_jobs = [b for b in blocks if "device=gpu" in b or "calibration/mlp/gpu.json" in b]
     cpu_jobs = [b for b in blocks if b not in gpu_jobs]
     assert gpu_jobs and cpu_jobs
     assert all("gpu=1" in b and "gpu_model=h100" in b for b in gpu_jobs)

@@ -23,8 +23,8 @@ pytestmark = [
 ]
 
 OUTPUTS = ["results/default/summary.csv", "results/default/speedup.csv", "results/default/report.md", "results/default/figures/speedup.pdf",
-           "results/default/figures/speedup.png", "results/default/runs/cpu/bs100/seed1.json", "results/default/runs/cpu1/bs100/seed1.json",
-           "results/default/calibration/cpu.json", "results/default/calibration/cpu1.json"]  # fmt: skip
+           "results/default/figures/speedup.png", "results/default/runs/mlp/cpu/bs100/seed1.json", "results/default/runs/mlp/cpu1/bs100/seed1.json",
+           "results/default/calibration/mlp/cpu.json", "results/default/calibration/mlp/cpu1.json"]  # fmt: skip
 
 
 def test_slurm_profile_gives_the_same_outputs_as_a_local_run(tmp_path):

@@ -13,7 +13,7 @@ from mnist_speedup import compare, design, stats
 # ------------------------------------------------------------ run order
 
 
-DEVICES, BATCHES, SEEDS = ["cpu", "cpu1", "gpu"], [100, 500], [1, 2, 3]
+DEVICES, BATCHES, SEEDS, WORKLOADS = ["cpu", "cpu1", "gpu"], [100, 500], [1, 2, 3], ["cnn", "mlp"]
 
 
 def _runs_in_order(order):
@@ -21,36 +21,40 @@ def _runs_in_order(order):
 
 
 def test_blocks_are_seed_major_with_every_device_once():
-    runs = _runs_in_order(design.block_order(DEVICES, BATCHES, SEEDS))
+    runs = _runs_in_order(design.block_order(DEVICES, BATCHES, SEEDS, WORKLOADS))
     blocks = [runs[i : i + len(DEVICES)] for i in range(0, len(runs), len(DEVICES))]
-    assert [(b[0][2], b[0][1]) for b in blocks] == [(s, bs) for s in SEEDS for bs in BATCHES]  # seed-major
+    # seed-major, then workload, then batch size
+    assert [(b[0][3], b[0][0], b[0][2]) for b in blocks] == [(s, w, bs) for s in SEEDS for w in WORKLOADS
+                                                             for bs in BATCHES]  # fmt: skip
     for block in blocks:
-        assert sorted(d for d, _, _ in block) == DEVICES  # every device once
-        assert len({(bs, s) for _, bs, s in block}) == 1  # one batch size and seed per block
+        assert sorted(d for _, d, _, _ in block) == DEVICES  # every device once
+        assert len({(w, bs, s) for w, _, bs, s in block}) == 1  # one workload, batch size and seed per block
 
 
 def test_the_shuffle_differs_across_blocks_and_is_reproducible():
-    order = design.block_order(DEVICES, BATCHES, SEEDS)
+    order = design.block_order(DEVICES, BATCHES, SEEDS, WORKLOADS)
     runs = _runs_in_order(order)
-    shuffles = {tuple(d for d, _, _ in runs[i : i + 3]) for i in range(0, len(runs), 3)}
+    shuffles = {tuple(d for _, d, _, _ in runs[i : i + 3]) for i in range(0, len(runs), 3)}
     assert len(shuffles) > 1
-    assert design.block_order(list(reversed(DEVICES)), BATCHES, SEEDS) == order  # config order does not matter
+    # config order does not matter
+    assert design.block_order(list(reversed(DEVICES)), BATCHES, SEEDS, list(reversed(WORKLOADS))) == order
 
 
 def test_a_new_seed_appends_its_blocks():
-    old = design.block_order(DEVICES, BATCHES, SEEDS)
-    new = design.block_order(DEVICES, BATCHES, [*SEEDS, 4])
-    assert {k: v for k, v in new.items() if k[2] != 4} == old
-    assert min(v for k, v in new.items() if k[2] == 4) == len(old)
+    old = design.block_order(DEVICES, BATCHES, SEEDS, WORKLOADS)
+    new = design.block_order(DEVICES, BATCHES, [*SEEDS, 4], WORKLOADS)
+    assert {k: v for k, v in new.items() if k[3] != 4} == old
+    assert min(v for k, v in new.items() if k[3] == 4) == len(old)
 
 
 def test_priorities_run_calibrations_first_then_the_block_order():
-    p = design.Priorities(DEVICES, BATCHES, SEEDS)
+    p = design.Priorities(DEVICES, BATCHES, SEEDS, WORKLOADS)
     runs = _runs_in_order(p.order)
     train = [p.train(*run) for run in runs]
     assert train == sorted(train, reverse=True) and len(set(train)) == len(train)
-    assert min(p.calibration(d) for d in DEVICES) > max(train)
-    assert p.train("cpu", "100", "1") == p.train("cpu", 100, 1)  # wildcards arrive as text
+    calibrations = [p.calibration(w, d) for w in WORKLOADS for d in DEVICES]
+    assert min(calibrations) > max(train) and len(set(calibrations)) == len(calibrations)
+    assert p.train("cnn", "cpu", "100", "1") == p.train("cnn", "cpu", 100, 1)  # wildcards arrive as text
 
 
 # ------------------------------------------------------------ pairing
@@ -157,7 +161,7 @@ def _load(tmp_path, record):
 
     from mnist_speedup import records, run, seal
 
-    path = run.run_path(tmp_path, record["device"], record["batch_size"], record["seed"])
+    path = run.run_path(tmp_path, record["workload"], record["device"], record["batch_size"], record["seed"])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(seal.seal(record)))
     return records.load(path)

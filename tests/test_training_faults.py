@@ -87,9 +87,9 @@ def test_keep_going_finishes_the_other_runs(tmp_path):
     proc = snakemake(workdir, "--cores", "2", "--keep-going", "--configfile", str(cfg), check=False)
     assert proc.returncode != 0
     assert "TensorFlow sees no GPU" in proc.stderr
-    assert (workdir / "results/default/runs/cpu/bs100/seed1.json").exists()
-    assert not (workdir / "results/default/runs/gpu").exists() or not list(
-        (workdir / "results/default/runs/gpu").rglob("*.json")
+    assert (workdir / "results/default/runs/mlp/cpu/bs100/seed1.json").exists()
+    assert not (workdir / "results/default/runs/mlp/gpu").exists() or not list(
+        (workdir / "results/default/runs/mlp/gpu").rglob("*.json")
     )
 
 

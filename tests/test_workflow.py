@@ -371,7 +371,7 @@ def test_bundle_round_trip_and_a_tampered_bundle(finished, tmp_path):
     with tarfile.open(theirs, "r:gz") as src, tarfile.open(tampered, "w:gz") as dst:
         for info in src:
             data = src.extractfile(info).read()
-            if info.name == "runs/cpu/bs100/seed1.json":
+            if info.name == "runs/mlp/cpu/bs100/seed1.json":
                 data = edited_run.read_bytes()
                 info.size = len(data)
             dst.addfile(info, io.BytesIO(data))
@@ -379,7 +379,7 @@ def test_bundle_round_trip_and_a_tampered_bundle(finished, tmp_path):
     proc = snakemake(workdir, "--cores", "2", "--configfile", str(bad), check=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    assert f"bundle {tampered}: file 'runs/cpu/bs100/seed1.json' does not match its SHA-256" in out, out
+    assert f"bundle {tampered}: file 'runs/mlp/cpu/bs100/seed1.json' does not match its SHA-256" in out, out
     assert report_md.read_bytes() == kept
     # the good bundle replaced in place by the tampered one: its earlier verified import is kept
     imported = workdir / "results" / "default" / "imported"

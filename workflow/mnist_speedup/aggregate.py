@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import compare, devices, model, records, run, stats
+from . import compare, devices, records, run, stats
 from .checks import same_text
+from .run import RUN_KEY, SETTING
 
 
 def epoch_rows(record: dict, device_label: str) -> list[dict]:
@@ -17,6 +18,7 @@ def epoch_rows(record: dict, device_label: str) -> list[dict]:
     elapsed = np.cumsum(record["timing"]["epoch_s"])
     return [
         {
+            "workload": record["workload"],
             "device_label": device_label,
             "host": record["environment"]["hostname"],
             "machine_id": record["environment"].get("machine_id"),
@@ -40,14 +42,15 @@ def epoch_rows(record: dict, device_label: str) -> list[dict]:
 
 
 def load_calibration(paths) -> pd.DataFrame:
-    """One row per (host, device label, batch size) with the calibrated rate."""
+    """One row per (host, device label, workload, batch size) with the calibrated rate."""
     rows = []
     for path in paths:
         try:
             data = records.parse(Path(path).read_text(encoding="utf-8"))
             records.check_digest(data, str(path))
             records.check_names(data, str(path))
-            for bs, result in data["mlp_shapes"].items():
+            records.check_names(data, str(path), "workload")
+            for bs, result in data["workload_shapes"].items():
                 if not all(
                     math.isfinite(v) and v > 0
                     for v in (float(result["flops_per_s_median"]), float(data["square"]["flops_per_s_median"]))
@@ -57,6 +60,7 @@ def load_calibration(paths) -> pd.DataFrame:
                     {
                         "host": data["environment"]["hostname"],
                         "device_label": data["device"],
+                        "workload": data["workload"],
                         "batch_size": int(bs),
                         "calibrated_flops_per_s": float(result["flops_per_s_median"]),
                         "numpy_flops_per_s": float((result.get("numpy") or {}).get("flops_per_s_median", math.nan)),
@@ -72,9 +76,13 @@ def load_calibration(paths) -> pd.DataFrame:
                 f"{path}: not a readable calibration record ({type(exc).__name__}: {exc}). "
                 "Fix: delete it and run snakemake again."
             ) from None
-    columns = ["host", "device_label", "batch_size", "calibrated_flops_per_s", "numpy_flops_per_s", "square_flops_per_s",
-               "calibration_started_at", "calibration_finished_at"]  # fmt: skip
-    return pd.DataFrame(rows, columns=columns).drop_duplicates(["host", "device_label", "batch_size"], keep="last")
+    columns = ["host", "device_label", *CALIBRATION_KEY[2:], "calibrated_flops_per_s", "numpy_flops_per_s",
+               "square_flops_per_s", "calibration_started_at", "calibration_finished_at"]  # fmt: skip
+    return pd.DataFrame(rows, columns=columns).drop_duplicates(CALIBRATION_KEY, keep="last")
+
+
+#: what one calibrated rate belongs to
+CALIBRATION_KEY = ["host", "device_label", "workload", "batch_size"]
 
 
 def _read_all(local_files, extra_dirs):
@@ -111,27 +119,27 @@ def load_runs(local_files, extra_dirs=(), calibration_files=()) -> tuple[pd.Data
     df = pd.DataFrame([run.summary_row(r, p, origin) for r, p, origin in runs])
     df["machine_key"] = [m if isinstance(m, str) and m else h for m, h in zip(df.machine_id, df.host)]
     calibration = list(calibration_files) + [f for d in extra_dirs for f in records.calibration_files(d)]
-    df = df.merge(load_calibration(calibration), on=["host", "device_label", "batch_size"], how="left")
+    df = df.merge(load_calibration(calibration), on=CALIBRATION_KEY, how="left")
     df["fraction_of_calibrated"] = df.achieved_flops_per_s / df.calibrated_flops_per_s
     df.insert(0, "device", _device_names(df))
     _refuse_duplicates(df)
     names = dict(zip(df.path, df.device))
     curves = pd.DataFrame([row | {"device": names[str(p)]} for r, p, _ in runs for row in epoch_rows(r, r["device"])])
-    order = ["batch_size", "device", "seed"]
+    order = [*SETTING, "device", "seed"]
     return df.sort_values(order).reset_index(drop=True), curves.sort_values([*order, "epoch"]).reset_index(drop=True)
 
 
 def _refuse_duplicates(df: pd.DataFrame) -> None:
-    dupes = df[df.duplicated(["device", "batch_size", "seed"], keep=False)]
+    dupes = df[df.duplicated(RUN_KEY, keep=False)]
     if dupes.empty:
         return
     paths = ", ".join(sorted(set(dupes.path)))
-    if dupes.groupby(["device", "batch_size", "seed"]).record_sha256.nunique().max() == 1:
+    if dupes.groupby(RUN_KEY).record_sha256.nunique().max() == 1:
         raise records.RecordError(
             f"the same run record appears more than once: {paths}. Fix: remove the duplicate copies from extra_runs."
         )
     raise records.RecordError(
-        "two different runs have the same device label, hostname, machine id, batch size and seed: "
+        "two different runs have the same workload, device label, hostname, machine id, batch size and seed: "
         f"{paths}. They are not copies (their content differs): either two machines share a hostname "
         "and machine id (a cloned VM image?) or one machine ran the same run twice into different "
         "folders. Fix: keep the folder you mean to compare, or rename the device on one machine."
@@ -158,25 +166,33 @@ def device_labels(df: pd.DataFrame) -> dict[str, str]:
 
 
 def check_like_with_like(df: pd.DataFrame, baseline: str) -> None:
-    """Every run must share the baseline's hyperparameters; otherwise no
-    speedup means anything. Raises a RecordError naming the runs."""
+    """Every run must share the baseline's hyperparameters, and every run of
+    a workload its spec; otherwise no speedup means anything. Raises a
+    RecordError naming the runs."""
     base = df[df.device == baseline].iloc[0]
     for field in run.COMPARED:
-        differ = df[df[field].map(same_text) != same_text(base[field])]
-        if not differ.empty:
-            other = differ.iloc[0]
-            raise records.RecordError(
-                f"runs with different hyperparameters cannot be compared: `{field}` is {base[field]!r} in "
-                f"{base.path} (baseline {baseline}) but {other[field]!r} in {other.path}"
-                + (f" and {len(differ) - 1} more" if len(differ) > 1 else "")
-                + ". Fix: rerun those runs with the same configuration, or remove them from extra_runs."
-            )
+        _same(df, base, field, f"baseline {baseline}")
+    for _, runs in df.groupby("workload", sort=True):
+        _same(runs, runs.iloc[0], "workload_spec", f"workload {runs.workload.iloc[0]}")
+
+
+def _same(df: pd.DataFrame, base: pd.Series, field: str, what: str) -> None:
+    differ = df[df[field].map(same_text) != same_text(base[field])]
+    if not differ.empty:
+        other = differ.iloc[0]
+        raise records.RecordError(
+            f"runs with different hyperparameters cannot be compared: `{field}` is {base[field]!r} in "
+            f"{base.path} ({what}) but {other[field]!r} in {other.path}"
+            + (f" and {len(differ) - 1} more" if len(differ) > 1 else "")
+            + ". Fix: rerun those runs with the same configuration, or remove them from extra_runs."
+        )
 
 
 # ------------------------------------------------------------ speedup
 
 
 def _time_stats(runs: pd.DataFrame, bs: int) -> dict:
+    flops_per_step = runs.flops_per_step.iloc[0]
     t = runs.steady_epoch_mean_s.to_numpy()
     samples = runs.samples_per_epoch.iloc[0]
     lo, hi = stats.mean_ci(t)
@@ -190,7 +206,8 @@ def _time_stats(runs: pd.DataFrame, bs: int) -> dict:
         "samples_per_s": samples / t.mean(),
         "samples_per_s_ci_low": samples / hi if math.isfinite(hi) else math.nan,
         "samples_per_s_ci_high": samples / lo if math.isfinite(lo) and lo > 0 else math.nan,
-        "achieved_flops_per_s": model.training_step_flops(bs) * (samples / bs) / t.mean(),
+        "flops_per_step": flops_per_step,
+        "achieved_flops_per_s": flops_per_step * (samples / bs) / t.mean(),
         "calibrated_flops_per_s": runs.calibrated_flops_per_s.mean(),
         "numpy_flops_per_s": runs.numpy_flops_per_s.mean(),
         "threads": runs.threads.iloc[0],
@@ -215,13 +232,14 @@ def _no_energy(base: pd.DataFrame, runs: pd.DataFrame) -> str | None:
 
 
 def speedup_row(bs: int, device: str, runs: pd.DataFrame, base: pd.DataFrame, baseline: str, prices: dict) -> dict:
-    row = {"batch_size": bs, "device": device, "device_type": runs.device_type.iloc[0], "host": runs.host.iloc[0],
+    row = {"workload": runs.workload.iloc[0], "workload_words": runs.workload_words.iloc[0], "batch_size": bs,
+           "device": device, "device_type": runs.device_type.iloc[0], "host": runs.host.iloc[0],
            "baseline": baseline} | _time_stats(runs, bs)  # fmt: skip
     row["baseline_n"] = len(base)
     row["baseline_epoch_s_mean"] = base.steady_epoch_mean_s.mean() if len(base) else math.nan
     row["fraction_of_calibrated"] = row["achieved_flops_per_s"] / row["calibrated_flops_per_s"]
     # the throughput this device would reach if a step ran at its calibrated rate
-    row["bound_samples_per_s"] = row["calibrated_flops_per_s"] / (model.training_step_flops(bs) / bs)
+    row["bound_samples_per_s"] = row["calibrated_flops_per_s"] / (row["flops_per_step"] / bs)
     itself = device == baseline
     r = compare.compare(base, runs, "steady_epoch_mean_s", baseline_itself=itself)
     energy = compare.compare(runs if itself else base, runs, "energy_j_per_epoch", baseline_itself=itself,
@@ -246,11 +264,11 @@ def baseline_label(base: pd.DataFrame) -> str | None:
 
 
 def speedup_table(df: pd.DataFrame, baseline: str, prices: dict | None = None) -> pd.DataFrame:
-    """Per batch size and device: epoch-time statistics and the speedup
-    over ``baseline`` with Fieller's 95% interval (paired where the runs
-    were interleaved in blocks)."""
+    """Per workload, batch size and device: epoch-time statistics and the
+    speedup over ``baseline`` with Fieller's 95% interval (paired where the
+    runs were interleaved in blocks)."""
     out = []
-    for bs, at_bs in df.groupby("batch_size", sort=True):
+    for (_, bs), at_bs in df.groupby(SETTING, sort=True):
         base = at_bs[at_bs.device == baseline]
         for device, runs in at_bs.groupby("device", sort=True):
             out.append(speedup_row(bs, device, runs, base, baseline, prices or {}))

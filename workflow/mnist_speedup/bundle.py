@@ -1,8 +1,8 @@
 """Results bundles: one machine's runs, carried to another machine, verified.
 
 A bundle is a gzipped tar file holding ``manifest.json``, the run records
-(``runs/<device>/bs<batch>/seed<seed>.json``) and the calibrations
-(``calibration/<device>.json``) of one experiment on one machine. The
+(``runs/<workload>/<device>/bs<batch>/seed<seed>.json``) and the calibrations
+(``calibration/<workload>/<device>.json``) of one experiment on one machine. The
 manifest lists every file with its SHA-256 and size, the host and its
 machine id, the experiment's config, the software versions, the digest of
 the training code and the bundle's schema version.
@@ -31,13 +31,16 @@ from pathlib import Path
 from . import atomic, records, run
 from .devices import LABEL_PATTERN
 
-SCHEMA_VERSION = 1
+#: 2: runs and calibrations under runs/<workload>/ and calibration/<workload>/ (1: the MLP only)
+SCHEMA_VERSION = 2
+#: what each earlier bundle version lacked
+OLDER = {1: "it was made before workloads (its runs are the MLP's only, in the old runs/<device>/ layout)"}
 MANIFEST = "manifest.json"
 #: a run record or calibration is a few tens of kB; nothing honest is near these
 MAX_MEMBER_BYTES = 8 * 2**20
 MAX_TOTAL_BYTES = 256 * 2**20
 MAX_MEMBERS = 20_000
-_MEMBER = re.compile(rf"({run.RUN_REGEX}|calibration/{LABEL_PATTERN}\.json)\Z")
+_MEMBER = re.compile(rf"({run.RUN_REGEX}|calibration/{LABEL_PATTERN}/{LABEL_PATTERN}\.json)\Z")
 
 
 class BundleError(ValueError):
@@ -147,7 +150,8 @@ def _manifest(bundle, members: dict[str, bytes]) -> dict:
     if version != SCHEMA_VERSION:
         raise _refuse(
             bundle,
-            f"bundle_schema_version {version!r} is not the version this workflow reads ({SCHEMA_VERSION})",
+            f"bundle_schema_version {version!r} is not the version this workflow reads ({SCHEMA_VERSION})"
+            + (f": {OLDER[version]}" if version in OLDER else ""),
             "make the bundle again with this version of the workflow, or merge it with the version that made it",
         )
     if not isinstance(meta.get("files"), dict):

@@ -1,9 +1,10 @@
-"""The device's own limit: sustained float32 matrix-multiply rate.
+"""The device's own limit: its sustained float32 rate at a workload's shapes.
 
-For each batch size, the eight matrix products of one training step of the
-MLP (``model.layer_matmul_shapes``) run back to back in one ``tf.function``;
-and one large square product. Each measurement is warmed up, synchronised
-before and after, repeated, and summarised by its median.
+For each batch size, the products of one training step of the workload
+(``Workload.products``: its matrix products and, for a CNN, its
+convolutions and their two gradients) run back to back in one
+``tf.function``; and one large square product. Each measurement is warmed
+up, synchronised before and after, repeated, and summarised by its median.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import time
 
 from . import devices, environment, model, tfdevice
 
-CALIBRATION_SCHEMA_VERSION = 1
+#: 2: one calibration per workload and device, at that workload's shapes
+CALIBRATION_SCHEMA_VERSION = 2
 _MIN_SECONDS = 0.2  # one repeat runs the product at least this long
 
 
@@ -53,61 +55,88 @@ def _rate(tf, fn, flops: int, repeats: int, min_seconds: float = _MIN_SECONDS) -
     }
 
 
-def mlp_rate(tf, batch_size: int, repeats: int, min_seconds: float = _MIN_SECONDS) -> dict:
-    """The rate of the eight matrix products of one training step at
+def _operation(tf, product: model.Product):
+    """A thunk that runs ``product`` on random operands made once."""
+    if product.kind == "matmul":
+        m, k, n = product.shape
+        a, b = tf.random.normal([m, k]), tf.random.normal([k, n])
+        return lambda: tf.matmul(a, b)
+    batch, side, cin, cout, kernel = product.shape
+    x, w = tf.random.normal([batch, side, side, cin]), tf.random.normal([kernel, kernel, cin, cout])
+    dy, ones = tf.random.normal([batch, side, side, cout]), [1, 1, 1, 1]
+    if product.kind == "conv":
+        return lambda: tf.nn.conv2d(x, w, strides=1, padding="SAME")
+    if product.kind == "conv_filter":
+        return lambda: tf.raw_ops.Conv2DBackpropFilter(
+            input=x, filter_sizes=[kernel, kernel, cin, cout], out_backprop=dy, strides=ones, padding="SAME"
+        )
+    return lambda: tf.raw_ops.Conv2DBackpropInput(
+        input_sizes=[batch, side, side, cin], filter=w, out_backprop=dy, strides=ones, padding="SAME"
+    )
+
+
+def workload_rate(tf, workload: model.Workload, batch_size: int, repeats: int, min_seconds: float = _MIN_SECONDS):
+    """The rate of the products of one training step of ``workload`` at
     ``batch_size``, run back to back in one compiled function (call it
     inside ``tf.device``)."""
-    shapes = model.layer_matmul_shapes(batch_size)
-    operands = [(tf.random.normal([m, k]), tf.random.normal([k, n])) for m, k, n in shapes]
+    products = workload.products(batch_size)
+    operations = [_operation(tf, p) for p in products]
 
     @tf.function
     def step_products():
-        return [tf.matmul(a, b) for a, b in operands]
+        return [op() for op in operations]
 
-    result = _rate(tf, step_products, model.matmul_flops(batch_size), repeats, min_seconds)
-    result["shapes_mkn"] = [list(s) for s in shapes]
+    result = _rate(tf, step_products, workload.matmul_flops(batch_size), repeats, min_seconds)
+    result["products"] = [[p.kind, *p.shape] for p in products]
     return result
 
 
-def numpy_rate(batch_size: int, repeats: int, min_seconds: float = _MIN_SECONDS) -> dict:
-    """The same eight products through NumPy's BLAS (float32), for CPU
+def numpy_rate(workload: model.Workload, batch_size: int, repeats: int, min_seconds: float = _MIN_SECONDS):
+    """The same matrix products through NumPy's BLAS (float32), for CPU
     devices: when NumPy is much faster than TensorFlow at these shapes, the
-    framework, not the hardware, is the limit. NumPy must be imported after
+    framework, not the hardware, is the limit. None for a workload with
+    convolutions (NumPy has none to compare). NumPy must be imported after
     :func:`tfdevice.prepare_environment`, which sets its BLAS thread count."""
     import numpy as np
 
+    products = workload.products(batch_size)
+    if any(p.kind != "matmul" for p in products):
+        return None
     rng = np.random.default_rng(0)
     operands = [
         (rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32))
-        for m, k, n in model.layer_matmul_shapes(batch_size)
+        for m, k, n in (p.shape for p in products)
     ]
 
     def step_products():
         return [a @ b for a, b in operands]
 
-    result = _rate(None, step_products, model.matmul_flops(batch_size), repeats, min_seconds)
+    result = _rate(None, step_products, workload.matmul_flops(batch_size), repeats, min_seconds)
     result["blas_threads"] = os.environ.get("OPENBLAS_NUM_THREADS")
     return result
 
 
-def measure(spec: dict, batch_sizes: list[int], square_size: int, repeats: int, log=print) -> dict:
+def measure(spec: dict, workload_spec: dict, batch_sizes: list[int], square_size: int, repeats: int, log=print):
+    """The calibration record of one device at one workload's shapes."""
     tf, tl, device_name, gpu = tfdevice.open_device(spec)
-    out = {"schema_version": CALIBRATION_SCHEMA_VERSION, "device_spec": dict(spec), "repeats": repeats}
-    out["started_at"] = _now()
+    workload = model.of(workload_spec)
+    out = {"schema_version": CALIBRATION_SCHEMA_VERSION, "device_spec": dict(spec),
+           "workload_spec": dict(workload_spec), "repeats": repeats, "started_at": _now()}  # fmt: skip
     with tf.device(device_name):
         by_batch = {}
         for bs in batch_sizes:
-            result = mlp_rate(tf, bs, repeats)
+            result = workload_rate(tf, workload, bs, repeats)
             by_batch[str(bs)] = result
-            log(f"batch {bs}: {result['flops_per_s_median'] / 1e9:.1f} GFLOP/s at the MLP's shapes")
-            if devices.of(spec).compares_with_numpy:
-                result["numpy"] = numpy_rate(bs, repeats)
-                log(f"batch {bs}: {result['numpy']['flops_per_s_median'] / 1e9:.1f} GFLOP/s through NumPy's BLAS")
+            log(f"batch {bs}: {result['flops_per_s_median'] / 1e9:.1f} GFLOP/s at the shapes of {workload.words()}")
+            numpy = numpy_rate(workload, bs, repeats) if devices.of(spec).compares_with_numpy else None
+            if numpy:
+                result["numpy"] = numpy
+                log(f"batch {bs}: {numpy['flops_per_s_median'] / 1e9:.1f} GFLOP/s through NumPy's BLAS")
         n = square_size
         a, b = tf.random.normal([n, n]), tf.random.normal([n, n])
         square = _rate(tf, tf.function(lambda: tf.matmul(a, b)), 2 * n**3, repeats)
         square["size"] = n
         log(f"square {n}: {square['flops_per_s_median'] / 1e9:.1f} GFLOP/s")
-    out.update(mlp_shapes=by_batch, square=square, finished_at=_now())
+    out.update(workload_shapes=by_batch, square=square, finished_at=_now())
     out["environment"] = environment.capture(tf, tl, spec, gpu, device_name)
     return out

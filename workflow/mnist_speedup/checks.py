@@ -35,6 +35,13 @@ def _pct1(v: float) -> str:
     return "n/a" if not math.isfinite(v) else f"{v * 100:.1f}%"
 
 
+def at(r, table: pd.DataFrame) -> str:
+    """Where a row was measured, in words: ``at batch size 500``, or ``on
+    workload cnn at batch size 500`` where ``table`` holds several workloads."""
+    where = f"at batch size {r.batch_size}"
+    return f"on workload {r.workload} {where}" if table.workload.nunique() > 1 else where
+
+
 def no_accelerator(summary: pd.DataFrame, config: dict) -> list[str]:
     if not config.get("devices_auto") or any(devices.TYPES[t].accelerator for t in set(summary.device_type)):
         return []
@@ -44,31 +51,32 @@ def no_accelerator(summary: pd.DataFrame, config: dict) -> list[str]:
 
 def noisy(speedup: pd.DataFrame) -> list[str]:
     rows = speedup[(speedup.cv_seeds > CV_WARN) | (speedup.cv_epochs > CV_WARN)]
-    return [f"Noisy timing: {r.device} at batch size {r.batch_size} has a CV of {_pct1(r.cv_seeds)} across seeds "
+    return [f"Noisy timing: {r.device} {at(r, speedup)} has a CV of {_pct1(r.cv_seeds)} across seeds "
             f"and {_pct1(r.cv_epochs)} across steady-state epochs (above {CV_WARN:.0%}). Close other programs, "
             "pin the CPU frequency, or add seeds." for _, r in rows.iterrows()]  # fmt: skip
 
 
 def host_dispatch(speedup: pd.DataFrame) -> list[str]:
     rows = speedup[speedup.host_share_of_timed_epoch > HOST_OVERHEAD_WARN]
-    return [f"At batch size {r.batch_size} on {r.device}, {r.host_share_of_timed_epoch:.0%} of each epoch is host "
+    return [f"On {r.device} {at(r, speedup)}, {r.host_share_of_timed_epoch:.0%} of each epoch is host "
             "dispatch: this figure measures the Python loop more than the device; use `steps_per_call: epoch` or a "
             "larger batch size." for _, r in rows.iterrows()]  # fmt: skip
 
 
 def accuracy_flags(df: pd.DataFrame, baseline: str, tolerance: float = ACCURACY_TOLERANCE) -> pd.DataFrame:
-    """Per seed and batch size, test accuracy of each device against the
-    baseline's; ``flag`` marks differences above ``tolerance``."""
-    base = df[df.device == baseline][["batch_size", "seed", "test_accuracy"]]
-    merged = df.merge(base, on=["batch_size", "seed"], suffixes=("", "_baseline"))
+    """Per workload, batch size and seed, test accuracy of each device
+    against the baseline's; ``flag`` marks differences above ``tolerance``."""
+    block = [*run.SETTING, "seed"]
+    base = df[df.device == baseline][[*block, "test_accuracy"]]
+    merged = df.merge(base, on=block, suffixes=("", "_baseline"))
     merged["difference"] = merged.test_accuracy - merged.test_accuracy_baseline
     merged["flag"] = merged.difference.abs() > tolerance
-    return merged[["batch_size", "seed", "device", "test_accuracy", "test_accuracy_baseline", "difference", "flag"]]
+    return merged[[*block, "device", "test_accuracy", "test_accuracy_baseline", "difference", "flag"]]
 
 
 def accuracy(summary: pd.DataFrame, baseline: str) -> list[str]:
     flags = accuracy_flags(summary, baseline)
-    return [f"Accuracy differs: {r.device} reached {r.test_accuracy:.2%} test accuracy at batch size {r.batch_size}, "
+    return [f"Accuracy differs: {r.device} reached {r.test_accuracy:.2%} test accuracy {at(r, flags)}, "
             f"seed {r.seed}, against {r.test_accuracy_baseline:.2%} on {baseline} (more than "
             f"{ACCURACY_TOLERANCE:.0%} apart): the devices may not train the same model."
             for _, r in flags[flags.flag].iterrows()]  # fmt: skip
@@ -96,17 +104,17 @@ def efficiency_flags(speedup: pd.DataFrame) -> list[str]:
     device of the same type with fewer threads on the same machine."""
     out = []
     for _, r in speedup[speedup.fraction_of_calibrated > 1].iterrows():
-        out.append(f"{r.device} at batch size {r.batch_size} ran at {r.fraction_of_calibrated:.1%} of its calibrated "
+        out.append(f"{r.device} {at(r, speedup)} ran at {r.fraction_of_calibrated:.1%} of its calibrated "
                    f"rate: {_DISTURBED}.")  # fmt: skip
     threaded = speedup.device_type.map(lambda t: devices.TYPES[t].compares_threads)
     rated = speedup[threaded & speedup.calibrated_flops_per_s.notna()]
-    for (_, _, bs), group in rated.groupby(["device_type", "machine_key", "batch_size"]):
+    for _, group in rated.groupby(["device_type", "machine_key", "workload", "batch_size"]):
         for _, more in group.iterrows():
             fewer = group[(group.threads < more.threads) & (group.calibrated_flops_per_s > more.calibrated_flops_per_s)]
             for _, less in fewer.iterrows():
                 out.append(
                     f"{more.device} ({devices.describe(devices.spec_of_row(more))}) calibrated at "
-                    f"{more.calibrated_flops_per_s / 1e9:.1f} GFLOP/s at batch size {bs}, below {less.device} "
+                    f"{more.calibrated_flops_per_s / 1e9:.1f} GFLOP/s {at(more, speedup)}, below {less.device} "
                     f"({devices.describe(devices.spec_of_row(less))}) at {less.calibrated_flops_per_s / 1e9:.1f}: "
                     f"{_DISTURBED}."
                 )
@@ -116,14 +124,14 @@ def efficiency_flags(speedup: pd.DataFrame) -> list[str]:
 def drift(drift_table: pd.DataFrame, speedup: pd.DataFrame) -> list[str]:
     """Drift beyond the larger of MIN_DRIFT_WARN and the seeds' CV, whose
     interval excludes no change (a trend, not the runs' own scatter)."""
-    cv = speedup.set_index(["batch_size", "device"]).cv_seeds
+    cv = speedup.set_index([*run.SETTING, "device"]).cv_seeds
     out = []
     for _, r in drift_table.iterrows():
-        limit = max(MIN_DRIFT_WARN, cv.get((r.batch_size, r.device), 0.0) or 0.0)
+        limit = max(MIN_DRIFT_WARN, cv.get((r.workload, r.batch_size, r.device), 0.0) or 0.0)
         significant = r.epoch_time_drift_ci_low > 0 or r.epoch_time_drift_ci_high < 0
         if math.isfinite(r.epoch_time_drift) and abs(r.epoch_time_drift) > limit and significant:
             out.append(
-                f"{r.device} at batch size {r.batch_size}: timings drifted by {r.epoch_time_drift:+.1%} over the "
+                f"{r.device} {at(r, drift_table)}: timings drifted by {r.epoch_time_drift:+.1%} over the "
                 f"run (95% CI {r.epoch_time_drift_ci_low:+.1%} to {r.epoch_time_drift_ci_high:+.1%}): the machine "
                 "was not steady; rerun when it is idle"
             )
@@ -141,17 +149,17 @@ def interference(summary: pd.DataFrame) -> list[str]:
     runs = disturbed(summary)
     if runs.empty:
         return []
-    named = ", ".join(f"{r.device} at batch size {r.batch_size}, seed {r.seed} ({r.other_cores_max:.0%} of a core)"
-                      for _, r in runs.sort_values(["batch_size", "device", "seed"]).iterrows())  # fmt: skip
+    named = ", ".join(f"{r.device} {at(r, summary)}, seed {r.seed} ({r.other_cores_max:.0%} of a core)"
+                      for _, r in runs.sort_values(run.RUN_KEY).iterrows())  # fmt: skip
     return [f"Other processes ran beside {len(runs)} run(s), using more than {INTERFERENCE_WARN:.0%} of a core in a "
             f"steady epoch: {named}. Their times may be slow; rerun them when the machine is idle (delete their "
             "records and run snakemake again)."]  # fmt: skip
 
 
 def single_runs(summary: pd.DataFrame) -> list[str]:
-    if summary.groupby(["device", "batch_size"]).size().min() >= 2:
+    if summary.groupby([*run.SETTING, "device"]).size().min() >= 2:
         return []
-    return ["Some device and batch size have a single run: no confidence interval is possible. Add seeds."]
+    return ["Some device, workload and batch size have a single run: no confidence interval is possible. Add seeds."]
 
 
 def warnings(tables, baseline: str, config: dict) -> list[str]:

@@ -18,6 +18,7 @@ from pathlib import Path
 import yaml
 
 from . import devices as dev
+from . import model
 from .bundle import is_bundle
 from .urls import mirror_kind
 
@@ -74,28 +75,31 @@ def _periodic(label: str) -> str | None:
 
 
 def check_labels(config: dict) -> None:
-    """Before the schema: labels are text, unique even when case is ignored."""
-    devices = config.get("devices")
-    if not isinstance(devices, dict):
-        return
+    """Before the schema: device and workload labels are text, unique even when case is ignored."""
+    for key in ("devices", "workloads"):
+        if isinstance(config.get(key), dict):
+            _check_label_set(key, config[key])
+
+
+def _check_label_set(key: str, labels) -> None:
     seen = {}
-    for label in devices:
+    for label in labels:
         if not isinstance(label, str):
-            _fail("devices", f"label {label!r} is a number, not text", f"quote it: '{label}'")
+            _fail(key, f"label {label!r} is a number, not text", f"quote it: '{label}'")
         if label.lower() in seen:
             _fail(
-                "devices",
+                key,
                 f"labels {seen[label.lower()]!r} and {label!r} differ only in case (one folder on "
                 "case-insensitive file systems)",
-                "give every device a distinct label",
+                f"give every {key.removesuffix('s')} a distinct label",
             )
         piece = _periodic(label)
         if piece:
             _fail(
-                "devices",
+                key,
                 f"label {label!r} ends in one piece repeated over and over ({piece!r}), which Snakemake takes for "
                 "a rule calling itself without end",
-                "give the device a shorter, plain label",
+                f"give the {key.removesuffix('s')} a shorter, plain label",
             )
         seen[label.lower()] = label
 
@@ -214,6 +218,27 @@ def _resolve_devices(config: dict, gpus) -> None:
         )
 
 
+def _resolve_workloads(config: dict) -> None:
+    """Each workload's spec with its type's defaults filled in (so that
+    writing a default out reruns nothing), keys of another type refused."""
+    resolved = {}
+    for label, spec in config["workloads"].items():
+        kind = model.TYPES[spec["type"]]
+        foreign = sorted(set(spec) - set(kind.keys) - {"type"})
+        if foreign:
+            _fail(f"workloads.{label}", f"{foreign} {'is not a key' if len(foreign) == 1 else 'are not keys'} of a "
+                  f"{kind.type} workload", f"use only {sorted(kind.keys)} with type: {kind.type}")  # fmt: skip
+        dropout = spec.get("dropout")
+        if dropout is not None and isinstance(dropout, list) != kind.dropout_per_layer:
+            _fail(f"workloads.{label}.dropout", f"{dropout!r} is not what a {kind.type} takes",
+                  "give an MLP a list of rates (input, then one after each hidden layer), e.g. [0.2, 0.5, 0.5], "
+                  "and a CNN one rate, e.g. 0.5")  # fmt: skip
+        workload = kind(spec)
+        workload.check(label, _fail)
+        resolved[label] = kind.with_defaults(spec)
+    config["workloads"] = resolved
+
+
 def _check_extra_runs(config: dict) -> None:
     for folder in config.get("extra_runs") or []:
         path = Path(folder)
@@ -237,5 +262,6 @@ def check(config: dict, gpus: list[dict] | None = None) -> dict:
     _check_figure(config)
     _check_mirrors(config)
     _resolve_devices(config, gpus)
+    _resolve_workloads(config)
     _check_extra_runs(config)
     return config

@@ -22,7 +22,7 @@ _FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
 _TRUE, _FALSE, _NULL = {"true", "True", "yes"}, {"false", "False", "no"}, {"null", "None", "~", ""}
 
 #: keys whose mapping a --config value replaces rather than extends
-REPLACED_BY_COMMAND_LINE = ("devices",)
+REPLACED_BY_COMMAND_LINE = ("devices", "workloads")
 
 
 def _types(schema: dict) -> set[str]:
@@ -95,7 +95,7 @@ def canonical(value):
 
 
 def replace_mappings(config: dict, command_line: dict | None) -> None:
-    """``devices=...`` on the command line replaces the file's devices."""
+    """``devices=...`` (or ``workloads=...``) on the command line replaces the file's mapping."""
     for key in REPLACED_BY_COMMAND_LINE:
         if command_line and key in command_line:
             config[key] = command_line[key]

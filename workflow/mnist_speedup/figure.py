@@ -3,6 +3,8 @@
 ``speedup``: (a) throughput against batch size, (b) speedup over the
 baseline, (c) validation accuracy against cumulative training time.
 ``timeline``: every run's epoch time against its start, to show drift.
+``scaling``: (a) speedup and (b) achieved FLOP/s against the FLOPs of one
+training step, one point per workload, one line per device and batch size.
 
 Every number comes from the aggregated tables, with the estimator the
 tables use (throughput = samples per epoch / mean epoch time), so that the
@@ -208,21 +210,23 @@ def draw_timeline(summary: pd.DataFrame, baseline: str, options: dict | None = N
     opts = {**schema.defaults("figure"), **(options or {})}
     devices, colours, names = _setup(summary, baseline, opts, labels)
     df = summary.assign(start_min=start_seconds(summary) / 60)
-    batch_sizes = sorted(df.batch_size.unique())
-    markers = dict(zip(batch_sizes, "osD^vP*X"))
+    several = df.workload.nunique() > 1
+    settings = sorted(set(zip(df.workload, df.batch_size)))  # one marker per workload and batch size
+    markers = {k: "osD^vP*Xdph"[i % 11] for i, k in enumerate(settings)}
     with sns.axes_style("ticks"), plt.rc_context(RC):
         fig, ax = plt.subplots(figsize=(opts["width_in"], opts["height_in"] * 0.9), layout="constrained")
         _calibration_spans(ax, df)
         for device in devices:
-            for bs in batch_sizes:
-                rows = df[(df.device == device) & (df.batch_size == bs)].sort_values("start_min")
-                ax.plot(rows.start_min, rows.steady_epoch_mean_s, marker=markers[bs], ms=4, lw=0.6,
+            for (workload, bs), rows in df[df.device == device].groupby(["workload", "batch_size"]):
+                rows = rows.sort_values("start_min")
+                ax.plot(rows.start_min, rows.steady_epoch_mean_s, marker=markers[(workload, bs)], ms=4, lw=0.6,
                         color=colours[device])  # fmt: skip
         ax.set_yscale("log")
         _log_axis(ax.yaxis, *ax.get_ylim())
         ax.set(xlabel="Start of the run (minutes since the first run)", ylabel="Steady-state epoch time (s)")
         handles = [Line2D([], [], color=colours[d], lw=1.2, label=names[d]) for d in devices]
-        handles += [Line2D([], [], color="0.4", marker=markers[b], ls="none", label=f"batch {b}") for b in batch_sizes]
+        handles += [Line2D([], [], color="0.4", marker=markers[k], ls="none",
+                           label=plain(f"{k[0]}, batch {k[1]}" if several else f"batch {k[1]}")) for k in settings]  # fmt: skip
         handles.append(Patch(color="0.85", label="calibration"))
         hit = checks.disturbed(df)
         if not hit.empty:  # runs that other processes disturbed: ringed in red
@@ -235,11 +239,83 @@ def draw_timeline(summary: pd.DataFrame, baseline: str, options: dict | None = N
     return fig
 
 
+def _scaling_speedup(ax, speedup: pd.DataFrame, devices, colours, styles, baseline: str) -> None:
+    others = speedup[speedup.device != baseline]
+    highs = others.speedup_ci_high.where(np.isfinite(others.speedup_ci_high), others.speedup)
+    top = min(max(1.2, float(np.nanmax(highs)) * 1.1), max(1.2, 3 * float(np.nanmax(others.speedup)))) if len(
+        others) else 2.0  # fmt: skip
+    for device in devices:
+        for bs, rows in others[others.device == device].groupby("batch_size"):
+            rows, c = rows.sort_values("flops_per_step"), colours[device]
+            x, y = rows.flops_per_step.to_numpy(), rows.speedup.to_numpy()
+            bounded = (np.isfinite(rows.speedup_ci_low) & np.isfinite(rows.speedup_ci_high)).to_numpy()
+            ax.plot(x, y, color=c, ls=styles[bs], lw=1.2)
+            ax.plot(x[bounded], y[bounded], "o", ms=3.5, color=c)
+            ax.plot(x[~bounded], y[~bounded], "o", ms=3.5, mfc="white", color=c)  # no interval
+            low, high = rows.speedup_ci_low.to_numpy(), np.minimum(rows.speedup_ci_high.to_numpy(), top)
+            ax.fill_between(x, low, high, where=bounded, color=c, alpha=0.2, lw=0)
+    ax.axhline(1, color="0.35", ls="-.", lw=0.8, zorder=0)
+    ax.set_xscale("log")
+    _log_axis(ax.xaxis, speedup.flops_per_step.min(), speedup.flops_per_step.max())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _flops_tick(v)))
+    ax.set(xlabel="Work per training step (FLOP)", ylabel=f"Speedup over {plain(baseline)} (×)")
+    ax.set_ylim(0, top)
+
+
+def _scaling_rate(ax, speedup: pd.DataFrame, devices, colours, styles) -> None:
+    for device in devices:
+        for bs, rows in speedup[speedup.device == device].groupby("batch_size"):
+            rows = rows.sort_values("flops_per_step")
+            c = colours[device]
+            ax.plot(rows.flops_per_step, rows.achieved_flops_per_s / 1e9, color=c, ls=styles[bs], marker="o", ms=3.5,
+                    lw=1.2)  # fmt: skip
+            ax.plot(rows.flops_per_step, rows.calibrated_flops_per_s / 1e9, color=c, ls=(0, (1, 1.5)), lw=0.9)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    _log_axis(ax.xaxis, speedup.flops_per_step.min(), speedup.flops_per_step.max())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _flops_tick(v)))
+    rates = pd.concat([speedup.achieved_flops_per_s, speedup.calibrated_flops_per_s]).dropna() / 1e9
+    _log_axis(ax.yaxis, rates.min(), rates.max())
+    ax.set(xlabel="Work per training step (FLOP)", ylabel="Achieved GFLOP/s")
+
+
+def _flops_tick(v: float) -> str:
+    for scale, unit in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if v >= scale:
+            return f"{v / scale:g}{unit}"
+    return f"{v:g}"
+
+
+def draw_scaling(speedup: pd.DataFrame, baseline: str, options: dict | None = None, labels: dict | None = None):
+    """Speedup (with its 95% band) and achieved FLOP/s (with each device's
+    calibrated bound, dotted) against the FLOPs of one training step."""
+    opts = {**schema.defaults("figure"), **(options or {})}
+    devices, colours, names = _setup(speedup, baseline, opts, labels)
+    batch_sizes = sorted(speedup.batch_size.unique())
+    styles = {bs: BATCH_STYLES[j % len(BATCH_STYLES)] for j, bs in enumerate(batch_sizes)}
+    with sns.axes_style("ticks"), plt.rc_context(RC):
+        fig, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(opts["width_in"], opts["height_in"]), layout="constrained")
+        _scaling_speedup(ax_a, speedup, devices, colours, styles, baseline)
+        _scaling_rate(ax_b, speedup, devices, colours, styles)
+        for ax, letter in zip((ax_a, ax_b), "ab"):
+            _letter(ax, letter)
+        handles = [Line2D([], [], color=colours[d], marker="o", ms=3.5, lw=1.2, label=names[d]) for d in devices]
+        handles += [Line2D([], [], color="0.4", ls=styles[b], lw=1.1, label=f"batch {b}") for b in batch_sizes]
+        handles += [Patch(color="0.4", alpha=0.25, label="(a) 95% CI"),
+                    Line2D([], [], color="0.4", marker="o", mfc="white", ls="none", ms=3.5, label="(a) no interval"),
+                    Line2D([], [], color="0.35", ls="-.", lw=0.8, label="(a) 1× = no speedup"),
+                    Line2D([], [], color="0.4", ls=(0, (1, 1.5)), lw=0.9, label="(b) calibrated bound")]  # fmt: skip
+        fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 5), frameon=False)
+        if opts.get("title"):
+            fig.suptitle(plain(opts["title"]), fontsize=9)
+    return fig
+
+
 def _calibration_spans(ax, df: pd.DataFrame) -> None:
     if "calibration_started_at" not in df or df.calibration_started_at.isna().all():
         return
     first = pd.to_datetime(df.started_at, utc=True, format="ISO8601").min()
-    spans = df.dropna(subset=["calibration_started_at"]).drop_duplicates(["machine_key", "device"])
+    spans = df.dropna(subset=["calibration_started_at"]).drop_duplicates(["machine_key", "device", "workload"])
     for _, r in spans.iterrows():
         start = (pd.Timestamp(r.calibration_started_at) - first).total_seconds() / 60
         end = (pd.Timestamp(r.calibration_finished_at) - first).total_seconds() / 60

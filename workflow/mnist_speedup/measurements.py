@@ -60,7 +60,7 @@ def summarise(spec, steps: int, epochs: dict, test: tuple[float, float], probe: 
     """The measured sections of a record. ``test`` is (accuracy, loss);
     ``after`` holds the per-step samples and the host overhead."""
     timing = _timing(spec, steps, epochs, after["step_ms"])
-    flops_step = model.training_step_flops(spec.batch_size)
+    flops_step = model.of(spec.workload_spec).training_step_flops(spec.batch_size)
     return {
         "timing": timing,
         "loop": _loop(spec, steps, epochs),

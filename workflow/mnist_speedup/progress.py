@@ -49,10 +49,10 @@ def time_left_s(records: list[dict], total: int, since: dt.datetime) -> float | 
 
 
 def line(record: dict, label: str, results_dir: Path, environ=os.environ) -> str:
-    """``cpu (2 threads), batch 500, seed 2: 9.37 s/epoch, 91.9% test
+    """``mlp, cpu (2 threads), batch 500, seed 2: 9.37 s/epoch, 91.9% test
     accuracy [5 of 12 runs, about 14 min left]``"""
     head = (
-        f"{label}, batch {record['batch_size']}, seed {record['seed']}: "
+        f"{record['workload']}, {label}, batch {record['batch_size']}, seed {record['seed']}: "
         f"{record['timing']['steady_epoch_mean_s']:.2f} s/epoch, "
         f"{record['quality']['test_accuracy']:.1%} test accuracy"
     )

@@ -2,10 +2,10 @@
 
 A record that is truncated, has the wrong shape, or comes from a schema
 version this code does not know stops aggregation with a RecordError that
-names the file and the problem. Version 1 records (before per-epoch
-validation accuracy, the compiled loop, memory and energy) cannot be
-migrated: they lack what time to accuracy needs, so they are refused with
-the fix (rerun them).
+names the file and the problem. Records of earlier versions (:data:`OLDER`:
+before per-epoch validation, or before workloads) cannot be migrated: they
+lack what today's comparisons need, so they are refused with the fix
+(rerun them).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import math
 import re
 from pathlib import Path
 
-from . import run
+from . import model, run
 from .devices import LABEL_PATTERN
 from .seal import DIGEST_FIELD, content_digest
 
@@ -32,8 +32,19 @@ class RecordError(ValueError):
     pass
 
 
+#: what each earlier record version lacked
+OLDER = {
+    1: "before per-epoch validation accuracy, the compiled training loop, memory and energy were recorded",
+    2: "before workloads (it trained the MLP only and lies in runs/<device>/, not runs/<workload>/<device>/)",
+}
+
+
+#: where a device's calibration at one workload's shapes lives under an experiment's results folder
+CALIBRATION_PATH = "calibration/{workload}/{device}.json"
+
+
 def calibration_files(results_dir) -> list[Path]:
-    return sorted(Path(results_dir, "calibration").glob("*.json"))
+    return sorted(Path(results_dir).glob(CALIBRATION_PATH.format(workload="*", device="*")))
 
 
 def _refuse_constant(name: str):
@@ -64,8 +75,8 @@ def check_names(record: dict, source: str, label_key: str = "device") -> None:
     label, host = record.get(label_key), (record.get("environment") or {}).get("hostname")
     if not isinstance(label, str) or not _LABEL.match(label):
         raise RecordError(
-            f"{source}: device label {label!r} is not a safe name (letters, digits, '-' and '_', "
-            "starting with a letter or digit). Fix: rename the device in the config of the machine "
+            f"{source}: {label_key} label {label!r} is not a safe name (letters, digits, '-' and '_', "
+            f"starting with a letter or digit). Fix: rename the {label_key} in the config of the machine "
             "that made it and rerun, or remove the record."
         )
     if not isinstance(host, str) or not _HOST.match(host):
@@ -96,11 +107,11 @@ def check(record, source: str = "record") -> dict:
             f"{source}: is JSON but not a run record of this workflow (it has no schema_version and no timing). "
             "Fix: remove it from the runs/ folder it lies in (or that folder from extra_runs)."
         )
-    if version == 1:
+    if version in OLDER:
         raise RecordError(
-            f"{source}: schema_version 1 was written by an earlier version of this workflow, before "
-            "per-epoch validation accuracy, the compiled training loop, memory and energy were recorded; "
-            "it cannot be compared with today's runs. Fix: delete it and run snakemake again to redo that run."
+            f"{source}: schema_version {version} was written by an earlier version of this workflow, "
+            f"{OLDER[version]}; it cannot be compared with today's runs. Fix: delete it and run snakemake again "
+            "to redo that run."
         )
     if version != run.SCHEMA_VERSION:
         raise RecordError(
@@ -120,11 +131,26 @@ def check(record, source: str = "record") -> dict:
         if isinstance(value, float) and not math.isfinite(value):
             raise RecordError(f"{source}: field `{dotted}` is not finite ({value!r})")
     check_names(record, source)
+    check_names(record, source, "workload")
+    _check_workload(record, source)
     _check_timing(record, source)
     _check_quality(record, source)
     _check_physics(record, source)
     _check_times(record, source)
     return record
+
+
+def _check_workload(record: dict, source: str) -> None:
+    """The workload spec must describe a network this workflow knows, and
+    the FLOPs per step must be what that network costs."""
+    try:
+        workload = model.of(record["workload_spec"])
+        flops = workload.training_step_flops(record["batch_size"])
+    except (ValueError, KeyError, TypeError, IndexError) as exc:
+        raise _sense(source, "workload_spec", f"is {record['workload_spec']!r}, not a workload ({exc})") from None
+    if record["flops"].get("per_step") != flops:
+        raise _sense(source, "flops.per_step", f"is {record['flops'].get('per_step')!r} but {workload.words()} "
+                     f"costs {flops} per step at batch size {record['batch_size']}")  # fmt: skip
 
 
 def _number(v) -> bool:
@@ -231,13 +257,13 @@ def check_place(record: dict, path) -> None:
     m = run.place_of(path)
     if m is None:
         return
-    for key in ("device", "batch_size", "seed"):
+    for key in ("workload", "device", "batch_size", "seed"):
         said = record.get(key)
         if str(said) != m[key]:
             raise RecordError(
                 f"{path}: says {key} {said!r} but lies in the folder of {key} {m[key]} (copied or renamed into the "
-                "wrong place). Fix: move it back to the folder its content names (runs/<device>/bs<batch>/"
-                "seed<seed>.json), or delete it and rerun that run."
+                "wrong place). Fix: move it back to the folder its content names (runs/<workload>/<device>/"
+                "bs<batch>/seed<seed>.json), or delete it and rerun that run."
             )
 
 

@@ -1,4 +1,4 @@
-"""The run: one timed training run of one device, batch size and seed.
+"""The run: one timed training run of one workload, device, batch size and seed.
 
 This module is the run's one owner. It defines
 - the run's spec (:class:`RunSpec`): its fields are the params that rerun
@@ -25,33 +25,45 @@ from pathlib import Path
 from . import seal, stats
 from .devices import LABEL_PATTERN
 
-SCHEMA_VERSION = 2
+#: 3: runs carry their workload (runs/<workload>/<device>/...); 2 had the MLP only
+SCHEMA_VERSION = 3
 
 #: where a run's record lives under an experiment's results folder
-RUN_PATH = "runs/{device}/bs{batch_size}/seed{seed}.json"
+RUN_PATH = "runs/{workload}/{device}/bs{batch_size}/seed{seed}.json"
 #: the log of a run's training job, under logs/<experiment>/
 LOG_PATH = "train/" + RUN_PATH.removeprefix("runs/").removesuffix(".json") + ".log"
-RUN_GLOB = RUN_PATH.format(device="*", batch_size="*", seed="*")
-RUN_REGEX = RUN_PATH.replace(".", r"\.").format(device=LABEL_PATTERN, batch_size="[1-9][0-9]{0,6}", seed="[0-9]{1,10}")
+RUN_GLOB = RUN_PATH.format(workload="*", device="*", batch_size="*", seed="*")
+RUN_REGEX = RUN_PATH.replace(".", r"\.").format(
+    workload=LABEL_PATTERN, device=LABEL_PATTERN, batch_size="[1-9][0-9]{0,6}", seed="[0-9]{1,10}"
+)
 
 
 _PLACE = re.compile(
     r"(?:.*/)?"
     + RUN_PATH.replace(".", r"\.").format(
-        device="(?P<device>[^/]+)", batch_size="(?P<batch_size>[0-9]+)", seed="(?P<seed>[0-9]+)"
+        workload="(?P<workload>[^/]+)",
+        device="(?P<device>[^/]+)",
+        batch_size="(?P<batch_size>[0-9]+)",
+        seed="(?P<seed>[0-9]+)",
     )  # fmt: skip
     + r"\Z"
 )
 
 
+#: what a comparison is made at: one workload at one batch size (a block adds the seed)
+SETTING = ["workload", "batch_size"]
+#: the columns that name one run in a table
+RUN_KEY = [*SETTING, "device", "seed"]
+
+
 def place_of(path) -> dict[str, str] | None:
-    """{device, batch_size, seed} as a record's path names them (None: not in the runs/ layout)."""
+    """{workload, device, batch_size, seed} as a record's path names them (None: not in the runs/ layout)."""
     m = _PLACE.match(Path(path).as_posix())
     return m.groupdict() if m else None
 
 
-def run_path(results_dir, device: str, batch_size: int, seed: int) -> Path:
-    return Path(results_dir, RUN_PATH.format(device=device, batch_size=batch_size, seed=seed))
+def run_path(results_dir, workload: str, device: str, batch_size: int, seed: int) -> Path:
+    return Path(results_dir, RUN_PATH.format(workload=workload, device=device, batch_size=batch_size, seed=seed))
 
 
 def run_files(results_dir) -> list[Path]:
@@ -75,6 +87,8 @@ class RunSpec:
     """Everything that decides one run. Defaults live in the schema only:
     build a spec from the (validated) config with :meth:`from_config`."""
 
+    workload: str
+    workload_spec: dict
     device: str
     device_spec: dict
     batch_size: int
@@ -102,8 +116,10 @@ class RunSpec:
         return cls(**{k: schema.default(k) for k in cls.settings() if k not in fields} | fields)
 
     @classmethod
-    def from_config(cls, config: dict, device: str, device_spec: dict, batch_size: int, seed: int) -> RunSpec:
-        return cls(device, device_spec, int(batch_size), int(seed), **{k: config[k] for k in cls.settings()})
+    def from_config(cls, config: dict, workload: str, device: str, device_spec: dict, batch_size: int, seed: int):
+        """The spec of one run; the workload's spec from ``config["workloads"]``."""
+        settings = {k: config[k] for k in cls.settings()}
+        return cls(workload, config["workloads"][workload], device, device_spec, int(batch_size), int(seed), **settings)
 
     def params(self) -> dict:
         """The spec as a canonical value (keys sorted at every depth), so
@@ -113,7 +129,7 @@ class RunSpec:
         return canonical(dataclasses.asdict(self))
 
     def name(self) -> str:
-        return f"device {self.device}, batch size {self.batch_size}, seed {self.seed}"
+        return f"workload {self.workload}, device {self.device}, batch size {self.batch_size}, seed {self.seed}"
 
     def calls_per_epoch(self, steps: int) -> tuple[int, int]:
         """(steps per call, calls per epoch) for an epoch of ``steps`` steps."""
@@ -122,6 +138,7 @@ class RunSpec:
 
 
 #: what must be equal for two runs to be compared at all
+#: (the workload's spec is compared among the runs of one workload)
 COMPARED = tuple(f.name for f in dataclasses.fields(RunSpec) if f.metadata.get("compared")) + ("data_digest",)
 #: what may differ, with a warning: part of a speedup may be the software
 SOFTWARE = ("tensorflow", "tensorlayer", "keras", "numpy", "python", "training_code")
@@ -129,6 +146,8 @@ SOFTWARE = ("tensorflow", "tensorlayer", "keras", "numpy", "python", "training_c
 #: (dotted key, accepted types) that every record must have
 REQUIRED = (
     ("schema_version", int),
+    ("workload", str),
+    ("workload_spec.type", str),
     ("device", str),
     ("device_spec.type", str),
     ("batch_size", int),
@@ -162,6 +181,7 @@ def make_record(spec: RunSpec, measured: dict, *, lock_wait_s: float, training_c
         "schema_version": SCHEMA_VERSION,
         **spec_fields,
         "device_spec": dict(spec.device_spec),
+        "workload_spec": dict(spec.workload_spec),
         **measured,
         "lock_wait_s": lock_wait_s,
         "training_code": training_code,
@@ -174,10 +194,13 @@ def make_record(spec: RunSpec, measured: dict, *, lock_wait_s: float, training_c
 
 
 def _identity(record: dict) -> dict:
-    from . import devices
+    from . import devices, model
 
     env = record["environment"]
     return {
+        "workload": record["workload"],
+        "workload_spec": json.dumps(record["workload_spec"], sort_keys=True),
+        "workload_words": model.words(record["workload_spec"]),
         "host": env["hostname"],
         "machine_id": env.get("machine_id"),
         "device_label": record["device"],
@@ -235,6 +258,7 @@ def _busiest_neighbour(record: dict) -> float | None:
 def _resources(record: dict) -> dict:
     memory, energy = record["memory"], record["energy"]
     return {
+        "flops_per_step": record["flops"]["per_step"],
         "achieved_flops_per_s": record["flops"]["achieved_per_s"],
         "probe_flops_per_s": (record.get("device_rate_probe") or {}).get("flops_per_s_median"),
         "host_peak_rss_bytes": memory.get("host_peak_rss_bytes"),

@@ -1,4 +1,4 @@
-"""One timed training run: one device, one batch size, one seed.
+"""One timed training run: one workload, device, batch size and seed.
 
 What is timed (see README, "What is timed"):
 - outside every clock: process start, imports, data loading, model build,
@@ -42,9 +42,12 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
 
-def load_data(path, train_samples: int | None = None) -> dict[str, np.ndarray]:
+def load_data(path, train_samples: int | None = None, input_shape=(model.N_INPUTS,)) -> dict[str, np.ndarray]:
+    """The prepared MNIST, its images shaped as the workload takes them."""
     with np.load(path) as npz:
         data = {k: npz[k] for k in npz.files}
+    for key in ("x_train", "x_val", "x_test"):
+        data[key] = data[key].reshape(-1, *input_shape)
     if train_samples:
         data["x_train"] = data["x_train"][:train_samples]
         data["y_train"] = data["y_train"][:train_samples]
@@ -81,7 +84,8 @@ def run(spec: RunSpec, data_path, log=print) -> dict:
     tf.keras.utils.set_random_seed(spec.seed)  # weights, dropout masks, shuffling
 
     t = time.perf_counter()
-    data = load_data(data_path, spec.train_samples)
+    workload = model.of(spec.workload_spec)
+    data = load_data(data_path, spec.train_samples, workload.input_shape)
     setup["data_load_s"] = time.perf_counter() - t
     n_train = len(data["x_train"])
     steps = n_train // spec.batch_size  # the remainder is dropped, as tl.iterate.minibatches does
@@ -92,8 +96,9 @@ def run(spec: RunSpec, data_path, log=print) -> dict:
         measured = _train(tf, tl, device_name, spec, data, steps, setup, log)
     except tf.errors.ResourceExhaustedError as exc:
         raise TrainingError(
-            f"{spec.name()}: the device ran out of memory at batch size {spec.batch_size}. "
-            "Fix: use a smaller batch size for this device."
+            f"{spec.name()}: the device ran out of memory training {workload.words()} at batch size "
+            f"{spec.batch_size}. Fix: use a smaller batch size or a smaller workload for this device "
+            "(with --keep-going the other runs finish)."
         ) from exc
     measured["memory"]["host_peak_rss_bytes"] = environment.peak_rss_bytes()
     return measured | {
@@ -126,8 +131,9 @@ class CompiledTraining:
         self.tf, self.spec, self.data, self.steps, self.setup = tf, spec, data, steps, setup
         self.device_name = device_name
         self.per_call, self.calls = spec.calls_per_epoch(steps)
+        self.workload = model.of(spec.workload_spec)
         t = time.perf_counter()
-        self.net = model.build(tf, tl)
+        self.net = self.workload.build(tf, tl)
         self.optimizer = make_optimizer(tf, spec)
         self.step_count = tf.Variable(0, dtype=tf.int64, trainable=False)  # every optimizer step, counted
         setup["build_s"] = time.perf_counter() - t
@@ -179,14 +185,17 @@ class CompiledTraining:
             return total
 
         @tf.function(
-            input_signature=[tf.TensorSpec([bs, model.LAYERS[0][0]], tf.float32), tf.TensorSpec([bs], tf.int64)]
+            input_signature=[tf.TensorSpec([bs, *self.workload.input_shape], tf.float32), tf.TensorSpec([bs], tf.int64)]
         )
         def train_batch(xb, yb):
             """One step on a batch copied from host memory (``input_pipeline: host``)."""
             return self._step(xb, yb)
 
         @tf.function(
-            input_signature=[tf.TensorSpec([None, model.LAYERS[0][0]], tf.float32), tf.TensorSpec([None], tf.int64)]
+            input_signature=[
+                tf.TensorSpec([None, *self.workload.input_shape], tf.float32),
+                tf.TensorSpec([None], tf.int64),
+            ]
         )
         def eval_chunk(xb, yb):
             logits = self.net(xb)
@@ -212,11 +221,11 @@ class CompiledTraining:
         self.setup["trace_s"] = time.perf_counter() - t
 
     def probe_device_rate(self) -> dict:
-        """The device's matrix-multiply rate at this batch size's shapes,
+        """The device's rate at this workload's shapes at this batch size,
         just before the timed epochs: the workflow compares it across runs
         to see whether the device itself drifted."""
         t = time.perf_counter()
-        result = calibrate.mlp_rate(self.tf, self.spec.batch_size, repeats=3, min_seconds=0.05)
+        result = calibrate.workload_rate(self.tf, self.workload, self.spec.batch_size, repeats=3, min_seconds=0.05)
         result["at"] = _now()
         self.setup["rate_probe_s"] = time.perf_counter() - t
         return {k: result[k] for k in ("flops_per_s_median", "flops_per_s_all", "at")}

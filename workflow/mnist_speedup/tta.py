@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from . import compare, stats
+from .run import RUN_KEY, SETTING
 
 BEST_CAVEAT = (
     "Each device's best batch size was chosen from these same runs, so this interval is optimistic "
@@ -40,10 +41,10 @@ def time_to_target(epoch_s, val_accuracy, target: float) -> tuple[bool, int | No
 def per_run(curves: pd.DataFrame, target: float) -> pd.DataFrame:
     """One row per run: target_reached, epochs_to_target, time_to_target_s."""
     rows = []
-    for (device, bs, seed), run in curves.groupby(["device", "batch_size", "seed"], sort=True):
+    for (workload, bs, device, seed), run in curves.groupby(RUN_KEY, sort=True):
         run = run.sort_values("epoch")
         reached, epochs, seconds = time_to_target(run.epoch_s, run.val_accuracy, target)
-        rows.append({"device": device, "batch_size": bs, "seed": seed, "target_reached": reached,
+        rows.append({"workload": workload, "device": device, "batch_size": bs, "seed": seed, "target_reached": reached,
                      "epochs_to_target": epochs, "time_to_target_s": seconds})  # fmt: skip
     return pd.DataFrame(rows)
 
@@ -70,9 +71,10 @@ def _censored(target: float, epochs: int):
     return reason
 
 
-def _row(bs, device, runs: pd.DataFrame, r: stats.Ratio) -> dict:
+def _row(workload, bs, device, runs: pd.DataFrame, r: stats.Ratio) -> dict:
     reached = runs[runs.target_reached]
     return {
+        "workload": workload,
         "batch_size": bs,
         "device": device,
         "runs": len(runs),
@@ -89,27 +91,28 @@ def _row(bs, device, runs: pd.DataFrame, r: stats.Ratio) -> dict:
 
 
 def table(summary: pd.DataFrame, runs: pd.DataFrame, baseline: str, target: float, prices: dict | None = None):
-    """Per batch size and device: runs that reached the target, mean/SD of
-    time to target, mean epochs to it, the speedup over the baseline at the
-    same batch size, and each device's best batch size marked."""
+    """Per workload, batch size and device: runs that reached the target,
+    mean/SD of time to target, mean epochs to it, the speedup over the
+    baseline at the same workload and batch size, and each device's best
+    batch size (per workload) marked."""
     prices = prices or {}
-    info = summary[["device", "batch_size", "seed", "machine_key", "origin", "device_label", "epochs"]]
-    runs = runs.merge(info, on=["device", "batch_size", "seed"])
+    info = summary[[*RUN_KEY, "machine_key", "origin", "device_label", "epochs"]]
+    runs = runs.merge(info, on=RUN_KEY)
     out = []
-    for bs, at_bs in runs.groupby("batch_size", sort=True):
+    for (workload, bs), at_bs in runs.groupby(SETTING, sort=True):
         base = at_bs[at_bs.device == baseline]
         for device, group in at_bs.groupby("device", sort=True):
             itself = device == baseline
             r = compare.compare(group if itself else base, group, "time_to_target_s", baseline_itself=itself,
                                 refuse=_censored(target, int(group.epochs.iloc[0])))  # fmt: skip
-            row = _row(bs, device, group, r)
+            row = _row(workload, bs, device, group, r)
             base_price = prices.get(base.device_label.iloc[0]) if len(base) else None
             row |= compare.cost(row["time_to_target_s_mean"], r, prices.get(group.device_label.iloc[0]), base_price,
                         "cost_to_target")  # fmt: skip
             out.append(row)
     df = pd.DataFrame(out)
     df["best_batch_size"] = False
-    for _, rows in df.groupby("device"):
+    for _, rows in df.groupby(["workload", "device"]):
         finite = rows.dropna(subset=["time_to_target_s_mean"])
         if not finite.empty:
             df.loc[finite.time_to_target_s_mean.idxmin(), "best_batch_size"] = True
@@ -117,11 +120,18 @@ def table(summary: pd.DataFrame, runs: pd.DataFrame, baseline: str, target: floa
 
 
 def best_against_best(table_df: pd.DataFrame, runs: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """Each device at its own best batch size against the baseline at its
-    own best batch size (unpaired: the batch sizes differ)."""
+    """Per workload, each device at its own best batch size against the
+    baseline at its own best batch size (unpaired: the batch sizes differ)."""
+    out = []
+    for workload, rows in table_df.groupby("workload", sort=True):
+        out += _best_of_workload(rows, runs[runs.workload == workload], baseline)
+    return pd.DataFrame(out)
+
+
+def _best_of_workload(table_df: pd.DataFrame, runs: pd.DataFrame, baseline: str) -> list[dict]:
     best = table_df[table_df.best_batch_size].set_index("device")
     if baseline not in best.index:
-        return pd.DataFrame()
+        return []
     base_bs = best.loc[baseline, "batch_size"]
     base_runs = runs[(runs.device == baseline) & (runs.batch_size == base_bs)]
     out = []
@@ -130,21 +140,21 @@ def best_against_best(table_df: pd.DataFrame, runs: pd.DataFrame, baseline: str)
             continue
         dev_runs = runs[(runs.device == device) & (runs.batch_size == row.batch_size)]
         r = compare.compare(base_runs, dev_runs, "time_to_target_s", paired=False)
-        out.append({"device": device, "device_batch_size": row.batch_size, "baseline_batch_size": base_bs,
+        out.append({"workload": row.workload, "device": device, "device_batch_size": row.batch_size, "baseline_batch_size": base_bs,
                     "time_to_target_s_mean": row.time_to_target_s_mean,
                     "baseline_time_to_target_s_mean": best.loc[baseline, "time_to_target_s_mean"],
                     "tta_speedup": r.estimate, "tta_speedup_ci_low": r.low, "tta_speedup_ci_high": r.high,
                     "tta_ci_method": r.method, "tta_note": r.reason})  # fmt: skip
-    return pd.DataFrame(out)
+    return out
 
 
 def mean_curves(curves: pd.DataFrame) -> pd.DataFrame:
-    """Per device, batch size and epoch: mean cumulative time and the mean
-    validation accuracy with its 95% t-interval over seeds."""
+    """Per workload, device, batch size and epoch: mean cumulative time and
+    the mean validation accuracy with its 95% t-interval over seeds."""
     rows = []
-    for (device, bs, epoch), g in curves.groupby(["device", "batch_size", "epoch"], sort=True):
+    for (workload, device, bs, epoch), g in curves.groupby(["workload", "device", "batch_size", "epoch"], sort=True):
         lo, hi = stats.mean_ci(g.val_accuracy)
-        rows.append({"device": device, "batch_size": bs, "epoch": epoch, "cumulative_s": g.cumulative_s.mean(),
+        rows.append({"workload": workload, "device": device, "batch_size": bs, "epoch": epoch, "cumulative_s": g.cumulative_s.mean(),
                      "val_accuracy": g.val_accuracy.mean(), "ci_low": lo, "ci_high": hi, "n": len(g)})  # fmt: skip
     out = pd.DataFrame(rows)
     if not out.empty:

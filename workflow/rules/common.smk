@@ -43,6 +43,7 @@ except config_check.ConfigError as exc:
     raise WorkflowError(f"Invalid configuration: {exc}") from None
 
 DEVICES = config["devices"]
+WORKLOADS = config["workloads"]
 # Every output of an experiment lives under its own folder, so that another
 # config (config/seed.yaml, a reduced one) never overwrites or reruns it.
 EXPERIMENT = config["experiment"]
@@ -95,6 +96,7 @@ if "timing_slot" not in workflow.global_resources and (workflow.cores or 1) > 1:
 
 
 wildcard_constraints:
+    workload=device_info.LABEL_PATTERN,
     device=device_info.LABEL_PATTERN,
     batch_size=r"[1-9][0-9]*",
     seed=r"[0-9]+",
@@ -102,24 +104,29 @@ wildcard_constraints:
 
 # Randomised complete blocks (mnist_speedup/design.py), as job priorities:
 # with one timing_slot, jobs run one at a time in exactly this order.
-PRIORITIES = design.Priorities(DEVICES, config["batch_sizes"], config["seeds"])
+PRIORITIES = design.Priorities(
+    DEVICES, config["batch_sizes"], config["seeds"], WORKLOADS
+)
 # for the console's progress line of each finished run (jobs inherit these)
 os.environ.setdefault(progress.START, datetime.datetime.now(datetime.UTC).isoformat())
 os.environ[progress.TOTAL] = str(len(PRIORITIES.order))
 
 
 def train_priority(wildcards):
-    return PRIORITIES.train(wildcards.device, wildcards.batch_size, wildcards.seed)
+    return PRIORITIES.train(
+        wildcards.workload, wildcards.device, wildcards.batch_size, wildcards.seed
+    )
 
 
 def calibration_priority(wildcards):
-    return PRIORITIES.calibration(wildcards.device)
+    return PRIORITIES.calibration(wildcards.workload, wildcards.device)
 
 
 def run_files():
-    """This machine's run records for every device x batch size x seed."""
+    """This machine's run records for every workload x device x batch size x seed."""
     return expand(
         f"{RESULTS}/{run.RUN_PATH}",
+        workload=WORKLOADS,
         device=DEVICES,
         batch_size=config["batch_sizes"],
         seed=config["seeds"],
@@ -127,7 +134,13 @@ def run_files():
 
 
 def calibration_files():
-    return expand(f"{RESULTS}/calibration/{{device}}.json", device=DEVICES)
+    return expand(
+        f"{RESULTS}/{records.CALIBRATION_PATH}", workload=WORKLOADS, device=DEVICES
+    )
+
+
+def workload_spec(wildcards):
+    return WORKLOADS[wildcards.workload]
 
 
 def expected_sha256(name):
@@ -196,6 +209,7 @@ def training_params(wildcards):
     any value reruns it and reordering keys reruns nothing."""
     spec = run.RunSpec.from_config(
         config,
+        wildcards.workload,
         wildcards.device,
         training_spec(wildcards.device),
         wildcards.batch_size,
@@ -219,6 +233,26 @@ def figure_files(name):
         name=name,
         ext=config["figure"]["formats"],
     )
+
+
+# the workload the speedup figure shows; figures/scaling shows them all
+MAIN_WORKLOAD = next(iter(WORKLOADS))
+
+
+def scaling_files():
+    """The scaling figure, drawn where there are several workloads."""
+    return figure_files("scaling") if len(WORKLOADS) > 1 else []
+
+
+def scaling_figure():
+    """The figure rule's scaling output, where there is one."""
+    if len(WORKLOADS) < 2:
+        return {}
+    return {
+        "scaling": report(
+            scaling_files(), caption="../report/scaling.rst", category="Figure"
+        )
+    }
 
 
 def imported_bundles():
@@ -288,4 +322,5 @@ def final_outputs():
         f"{RESULTS}/report.md",
         *figure_files("speedup"),
         *figure_files("timeline"),
+        *scaling_files(),
     ]

@@ -78,6 +78,7 @@ rule figure:
         speedup=f"{RESULTS}/speedup.csv",
         curves=f"{RESULTS}/curves.csv",
     output:
+        **scaling_figure(),
         speedup=report(
             figure_files("speedup"),
             caption="../report/figure.rst",
@@ -99,6 +100,7 @@ rule figure:
         baseline=BASELINE,
         figure=configinput.canonical(config["figure"]),
         target=config["target_accuracy"],
+        main_workload=MAIN_WORKLOAD,
         code=FIGURE_CODE_DIGEST,
     script:
         "../scripts/figure.py"
@@ -113,6 +115,7 @@ rule report_markdown:
         drift=f"{RESULTS}/drift.csv",
         figures=figure_files("speedup"),
         timeline=figure_files("timeline"),
+        scaling=scaling_files(),
     output:
         markdown=f"{RESULTS}/report.md",
         findings=report(
@@ -130,6 +133,7 @@ rule report_markdown:
     params:
         baseline=BASELINE,
         config=report_config(),
+        main_workload=MAIN_WORKLOAD,
         code=REPORT_CODE_DIGEST,
     script:
         "../scripts/report.py"

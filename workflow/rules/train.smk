@@ -1,5 +1,5 @@
-# One timed training run per device x batch size x seed, one process each,
-# and one calibration of each device's matrix-multiply rate.
+# One timed training run per workload x device x batch size x seed, one
+# process each, and one calibration of each device's rate at each workload's shapes.
 
 
 rule train:
@@ -28,9 +28,9 @@ rule train:
 
 rule calibrate:
     output:
-        f"{RESULTS}/calibration/{{device}}.json",
+        f"{RESULTS}/{records.CALIBRATION_PATH}",
     log:
-        f"{LOGS}/calibrate/{{device}}.log",
+        f"{LOGS}/calibrate/{{workload}}/{{device}}.log",
     priority: calibration_priority
     conda:
         tensorflow_env
@@ -41,6 +41,7 @@ rule calibrate:
         gpu_model=cluster_resource("gpu_model"),
     params:
         device_spec=device_spec,
+        workload_spec=workload_spec,
         batch_sizes=config["batch_sizes"],
         square_size=config["calibration"]["square_size"],
         repeats=config["calibration"]["repeats"],

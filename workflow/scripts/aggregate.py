@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
-from mnist_speedup import aggregate, atomic, drift, tta
+from mnist_speedup import aggregate, atomic, drift, run, tta
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
@@ -14,7 +14,7 @@ with logged(snakemake) as log:
     aggregate.check_like_with_like(summary, baseline)
     speedup = aggregate.speedup_table(summary, baseline, params.prices)
     per_run = tta.per_run(curves, params.target_accuracy)
-    summary = summary.merge(per_run, on=["device", "batch_size", "seed"])
+    summary = summary.merge(per_run, on=run.RUN_KEY)
     tta_table = tta.table(summary, per_run, baseline, params.target_accuracy, params.prices)
     tables = {
         out.summary: summary,
@@ -26,5 +26,9 @@ with logged(snakemake) as log:
     }
     for path, table in tables.items():
         atomic.write_text(path, table.to_csv(index=False))
-    log(speedup[["batch_size", "device", "n", "speedup", "speedup_ci_low", "speedup_ci_high", "ci_method"]].to_string())
-    log(tta_table[["batch_size", "device", "runs_reached", "tta_speedup", "tta_note"]].to_string())
+    log(
+        speedup[
+            ["workload", "batch_size", "device", "n", "speedup", "speedup_ci_low", "speedup_ci_high", "ci_method"]
+        ].to_string()
+    )
+    log(tta_table[["workload", "batch_size", "device", "runs_reached", "tta_speedup", "tta_note"]].to_string())

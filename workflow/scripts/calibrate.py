@@ -1,4 +1,4 @@
-"""Measure the device's sustained float32 matrix-multiply rate."""
+"""Measure the device's sustained rate at one workload's shapes."""
 
 import sys
 from pathlib import Path
@@ -17,10 +17,15 @@ with logged(snakemake) as log:
     with tfdevice.timing_lock(log):
         result = calibrate.measure(
             spec,
+            snakemake.params.workload_spec,
             snakemake.params.batch_sizes,
             snakemake.params.square_size,
             snakemake.params.repeats,
             log=log,
         )
-    result.update(device=snakemake.wildcards.device, code=snakemake.params.code)
+    result.update(
+        device=snakemake.wildcards.device,
+        workload=snakemake.wildcards.workload,
+        code=snakemake.params.code,
+    )
     seal.write_sealed(snakemake.output[0], result)

@@ -1,4 +1,4 @@
-"""Draw the speedup and timeline figures from the aggregated tables."""
+"""Draw the speedup, timeline and (with several workloads) scaling figures from the aggregated tables."""
 
 import sys
 from pathlib import Path
@@ -16,10 +16,22 @@ with logged(snakemake) as log:
     baseline = aggregate.baseline_device(summary, snakemake.params.baseline)
     labels = aggregate.device_labels(summary)
     options = snakemake.params.figure
+    # the speedup figure shows one workload (the first listed); scaling shows them all
+    main = snakemake.params.main_workload
     drawings = {
-        "speedup": figure.draw(summary, speedup, baseline, options, curves, snakemake.params.target, labels),
+        "speedup": figure.draw(
+            summary[summary.workload == main],
+            speedup[speedup.workload == main],
+            baseline,
+            options,
+            curves[curves.workload == main],
+            snakemake.params.target,
+            labels,
+        ),
         "timeline": figure.draw_timeline(summary, baseline, options, labels),
     }
+    if hasattr(snakemake.output, "scaling"):
+        drawings["scaling"] = figure.draw_scaling(speedup, baseline, options, labels)
     for name, fig in drawings.items():
         stem = Path(getattr(snakemake.output, name)[0]).with_suffix("")
         for path in figure.save(fig, stem, options["formats"], options["dpi"]):

@@ -27,9 +27,17 @@ with logged(snakemake) as log:
     figures = {
         "speedup": [os.path.relpath(f, out.parent) for f in inp.figures],
         "timeline": [os.path.relpath(f, out.parent) for f in inp.timeline],
+        "scaling": [os.path.relpath(f, out.parent) for f in inp.scaling],
     }
     baseline = aggregate.baseline_device(tables.summary, snakemake.params.baseline)
-    made = report.Report(tables, baseline, snakemake.params.config, figures, environments)
+    made = report.Report(
+        tables,
+        baseline,
+        snakemake.params.config,
+        figures,
+        environments,
+        snakemake.params.main_workload,
+    )
     atomic.write_text(out, report.render(made))
     atomic.write_text(snakemake.output.findings, report.findings_html(made))
     log(f"wrote {out} and {snakemake.output.findings}")

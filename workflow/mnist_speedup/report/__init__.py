@@ -26,6 +26,7 @@ from .sections import (
     header,
     headline,
     resources,
+    scaling,
     speedup,
     time_to_accuracy,
     warnings,
@@ -36,6 +37,7 @@ SECTIONS = (
     header,
     warnings,
     speedup,
+    scaling,
     time_to_accuracy,
     resources,
     efficiency,
@@ -45,7 +47,7 @@ SECTIONS = (
     environment,
     configuration,
 )
-TITLE = "# MNIST MLP training speedup report"
+TITLE = "# MNIST training speedup report"
 
 
 @dataclass
@@ -67,9 +69,15 @@ class Report:
     config: dict
     figures: dict[str, list[str]]
     environments: dict
+    #: the workload the speedup figure shows (default: the first label)
+    main_workload: str | None = None
 
     def __post_init__(self):
         self.names = aggregate.device_labels(self.tables.summary)
+        #: each workload label with its network in words, e.g. ``MLP 784-800-800-10``
+        self.workloads = dict(zip(self.tables.summary.workload, self.tables.summary.workload_words))
+        if self.main_workload not in self.workloads:
+            self.main_workload = min(self.workloads)
         self.warnings = [esc(w) for w in checks.warnings(self.tables, self.baseline, self.config)]
 
     @property

@@ -73,6 +73,11 @@ def mean_sd(means, sds, fmt="{:.3f}") -> list[str]:
     return [f"{num(m, fmt)} ± {num(s, fmt)}" for m, s in zip(means, sds)]
 
 
+def workload_column(report, df: pd.DataFrame) -> dict:
+    """A first ``workload`` column (in words) where the report holds several workloads."""
+    return {"workload": df.workload.map(report.workloads).map(esc)} if len(report.workloads) > 1 else {}
+
+
 def table(df: pd.DataFrame) -> str:
     """A Markdown table; every header and cell escaped here, once."""
     cols = list(df.columns)

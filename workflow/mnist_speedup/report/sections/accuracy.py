@@ -5,13 +5,15 @@ from __future__ import annotations
 import pandas as pd
 
 from ... import checks
-from ..format import table
+from ..format import table, workload_column
 
 
 def render(report) -> list[str]:
     s = report.tables.summary
-    acc = s.groupby(["device", "batch_size"]).test_accuracy.agg(["mean", "min", "max", "count"]).reset_index()
+    acc = s.groupby(["workload", "device", "batch_size"]).test_accuracy.agg(["mean", "min", "max", "count"])
+    acc = acc.reset_index()
     rows = pd.DataFrame({
+        **workload_column(report, acc),
         "device": acc.device.map(report.names), "batch size": acc.batch_size,
         "test accuracy (mean)": acc["mean"].map(lambda v: f"{v:.2%}"),
         "min": acc["min"].map(lambda v: f"{v:.2%}"), "max": acc["max"].map(lambda v: f"{v:.2%}"), "n": acc["count"],

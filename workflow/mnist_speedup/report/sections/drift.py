@@ -7,7 +7,7 @@ import math
 import pandas as pd
 
 from ... import checks
-from ..format import num, table
+from ..format import num, table, workload_column
 
 
 def _change(v, lo, hi) -> str:
@@ -17,6 +17,7 @@ def _change(v, lo, hi) -> str:
 def render(report) -> list[str]:
     d = report.tables.drift
     rows = pd.DataFrame({
+        **workload_column(report, d),
         "batch size": d.batch_size, "device": d.device.map(report.names), "runs": d.n,
         "span (min)": (d.span_s / 60).map(lambda v: num(v, "{:.1f}")),
         "epoch-time change over the run (95% CI)": [_change(*v) for v in zip(
@@ -27,8 +28,8 @@ def render(report) -> list[str]:
     return [
         "## Drift check",
         "",
-        "Runs are ordered in randomised complete blocks (one block per batch size and seed, every device "
-        "once, in a shuffled order). Per device and batch size, the epoch time is regressed on the run's "
+        "Runs are ordered in randomised complete blocks (one block per workload, batch size and seed, every "
+        "device once, in a shuffled order). Per device and batch size, the epoch time is regressed on the run's "
         "start time; the change over the run is warned about above the larger of "
         f"{checks.MIN_DRIFT_WARN:.0%} and the seeds' CV. The device rate is the matrix-multiply probe "
         "each run takes before its epochs.",

@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from ..format import gflops, num, table
+from ..format import gflops, num, table, workload_column
 
 
 def render(report) -> list[str]:
@@ -15,10 +15,11 @@ def render(report) -> list[str]:
         return []
     rows = pd.DataFrame(
         {
+            **workload_column(report, sp),
             "batch size": sp.batch_size,
             "device": sp.device.map(report.names),
             "achieved": sp.achieved_flops_per_s.map(gflops),
-            "calibrated matmul rate (TensorFlow)": sp.calibrated_flops_per_s.map(gflops),
+            "calibrated rate (TensorFlow)": sp.calibrated_flops_per_s.map(gflops),
             "same shapes through NumPy's BLAS": sp.get("numpy_flops_per_s", pd.Series(math.nan, sp.index)).map(gflops),
             "fraction": [
                 num(v * 100, "{:.0f}%") + (" ⚠ above the bound" if v > 1 else "") for v in sp.fraction_of_calibrated
@@ -29,8 +30,8 @@ def render(report) -> list[str]:
         "## Efficiency against each device's own limit",
         "",
         "Achieved training FLOP/s (analytic count per step) against the calibrated float32 "
-        "matrix-multiply rate of the same device at the MLP's layer shapes. On CPU devices the same "
-        "products through NumPy's BLAS show whether TensorFlow, not the hardware, is the limit: where "
+        "rate of the same device at the workload's own shapes (its matrix products and convolutions). On CPU "
+        "devices the same matrix products (MLPs only) through NumPy's BLAS show whether TensorFlow, not the hardware, is the limit: where "
         "NumPy is much faster, the framework is.",
         "",
         table(rows),

@@ -18,12 +18,13 @@ def caption_text(name: str) -> str:
 
 def speedup_caption(report) -> str:
     t, baseline = report.tables, report.baseline
-    n = t.summary.groupby(["device", "batch_size"]).size()
+    n = t.summary.groupby(["workload", "device", "batch_size"]).size()
     runs = f"{n.min()}" if n.min() == n.max() else f"{n.min()}-{n.max()}"
     methods = sorted(set(t.speedup[t.speedup.device != baseline].ci_method))
     devices = t.summary.device.nunique()
+    shown = f" Workload: {esc(report.workloads[report.main_workload])}." if len(report.workloads) > 1 else ""
     return (
-        f"**Figure 1.** {caption_text('figure')} Here: {devices} device{'s' if devices != 1 else ''}, {runs} runs each, "
+        f"**Figure 1.** {caption_text('figure')}{shown} Here: {devices} device{'s' if devices != 1 else ''}, {runs} runs each, "
         f"speedup over {esc(baseline)} ({esc('; '.join(methods) or 'no interval')}); target "
         f"{report.target:.0%}."
     )
@@ -36,5 +37,8 @@ def render(report) -> list[str]:
     parts += ["", speedup_caption(report), ""]
     parts += [f"![timeline]({f})" for f in figures["timeline"] if f.endswith(".png")]
     parts += ["", f"**Figure 2.** {caption_text('timeline')}", ""]
+    if figures.get("scaling"):
+        parts += [f"![scaling]({f})" for f in figures["scaling"] if f.endswith(".png")]
+        parts += ["", f"**Figure 3.** {caption_text('scaling')}", ""]
     parts += ["Files: " + ", ".join(f"`{f}`" for fs in figures.values() for f in fs), ""]
     return parts

@@ -9,8 +9,10 @@ def render(report) -> list[str]:
     s = report.tables.summary
     r = s.iloc[0]
     machines = ", ".join(sorted({f"{esc(h)} ({esc(c)})" for h, c in zip(s.host, s.cpu_model)}))
+    kind = "Model" if len(report.workloads) == 1 else "Models"
+    nets = "; ".join(f"{esc(words)} (`{esc(label)}`)" for label, words in sorted(report.workloads.items()))
     return [
-        "Model: TensorLayer MLP 784-800-800-10 (dropout 0.2/0.5/0.5), Adam lr "
+        f"{kind} (TensorLayer): {nets}; Adam lr "
         f"{esc(report.config.get('learning_rate'))}. **{int(r.epochs)} epochs** ({int(r.warmup_epochs)} warm-up), "
         f"seeds {sorted(int(x) for x in s.seed.unique())}, batch sizes {sorted(int(b) for b in s.batch_size.unique())}, "
         f"{len(s)} run{'s' if len(s) != 1 else ''} on {s.device.nunique()} "

@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from ..format import ci, esc, finite, mib, num, share, table, times
+from ..format import ci, esc, finite, mib, num, share, table, times, workload_column
 
 
 def _energy_cells(sp: pd.DataFrame, one_reason: bool) -> list[str]:
@@ -31,6 +31,7 @@ def render(report) -> list[str]:
     one_reason = len(reasons) == 1 and len(missing) == len(sp)  # then said once, under the table
     rows = pd.DataFrame(
         {
+            **workload_column(report, sp),
             "batch size": sp.batch_size,
             "device": sp.device.map(report.names),
             "steps per call": sp.steps_per_call,

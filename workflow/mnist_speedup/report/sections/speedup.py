@@ -7,9 +7,8 @@ import pandas as pd
 from ..format import ci, esc, mean_sd, num, table, times
 
 
-def render(report) -> list[str]:
-    sp, names, baseline = report.tables.speedup, report.names, report.baseline
-    rows = pd.DataFrame(
+def _table(sp: pd.DataFrame, names: dict) -> str:
+    return table(pd.DataFrame(
         {
             "batch size": sp.batch_size,
             "device": sp.device.map(names),
@@ -22,8 +21,23 @@ def render(report) -> list[str]:
             "CV seeds": sp.cv_seeds.map(lambda v: num(v * 100, "{:.1f}%")),
             "seeds for ±5%": sp.seeds_for_5pct_ci.map(lambda v: num(v, "{:.0f}")),
         }
-    )
-    notes = [f"- batch size {r.batch_size}, {esc(r.device)}: {esc(r.few_runs_note)}."
+    ))  # fmt: skip
+
+
+def _tables(report) -> list[str]:
+    """One table per workload, under its name in words where there are several."""
+    sp = report.tables.speedup
+    if len(report.workloads) == 1:
+        return [_table(sp, report.names)]
+    out = []
+    for workload, rows in sp.groupby("workload", sort=False):
+        out += [f"### {esc(report.workloads[workload])} (`{esc(workload)}`)", "", _table(rows, report.names), ""]
+    return out
+
+
+def render(report) -> list[str]:
+    sp, names, baseline = report.tables.speedup, report.names, report.baseline
+    notes = [f"- {esc(r.workload)}, batch size {r.batch_size}, {esc(r.device)}: {esc(r.few_runs_note)}."
              for _, r in sp.iterrows() if isinstance(r.few_runs_note, str)]  # fmt: skip
     return [
         f"## Speedup over {esc(names[baseline])}",
@@ -33,7 +47,7 @@ def render(report) -> list[str]:
         "cancels); otherwise Fieller's for independent means. An interval that would be unbounded or "
         "reach 0 is not shown.",
         "",
-        table(rows),
+        *_tables(report),
         "",
         *notes,
         "",

@@ -6,14 +6,15 @@ import math
 
 import pandas as pd
 
+from ... import checks
 from ...tta import BEST_CAVEAT
-from ..format import ci, dash_ci, esc, mean_sd, num, table, times
+from ..format import ci, dash_ci, esc, mean_sd, num, table, times, workload_column
 
 
 def _why_different(r, tta: pd.DataFrame, baseline: str, epoch: float) -> str:
     if abs(epoch - r.tta_speedup) <= 0.05 * epoch:
         return "."
-    base_epochs = tta.loc[(r.batch_size, baseline), "epochs_to_target_mean"]
+    base_epochs = tta.loc[(r.workload, r.batch_size, baseline), "epochs_to_target_mean"]
     if abs(r.epochs_to_target_mean - base_epochs) >= 0.5:
         return (f", because the two need different numbers of epochs ({r.epochs_to_target_mean:.1f} "
                 f"against {base_epochs:.1f}).")  # fmt: skip
@@ -24,28 +25,32 @@ def _why_different(r, tta: pd.DataFrame, baseline: str, epoch: float) -> str:
 def sentences(report) -> list[str]:
     """The quotable sentence: time to accuracy against time per epoch."""
     t, names, baseline, target = report.tables, report.names, report.baseline, report.target
-    per_epoch = t.speedup.set_index(["batch_size", "device"])
-    indexed = t.tta.set_index(["batch_size", "device"])
+    per_epoch = t.speedup.set_index(["workload", "batch_size", "device"])
+    indexed = t.tta.set_index(["workload", "batch_size", "device"])
     out = []
     for _, r in t.tta[t.tta.device != baseline].iterrows():
         who, base = esc(names[r.device]), esc(names[baseline])
+        where = esc(checks.at(r, t.tta))
+        where = where[0].upper() + where[1:]
         if not math.isfinite(r.tta_speedup):
-            out.append(f"At batch size {r.batch_size}, no time-to-accuracy speedup of {who}: {esc(r.tta_note)}.")
+            out.append(f"{where}, no time-to-accuracy speedup of {who}: {esc(r.tta_note)}.")
             continue
         interval = esc(dash_ci(r.tta_speedup_ci_low, r.tta_speedup_ci_high, r.tta_note))
-        epoch = per_epoch.loc[(r.batch_size, r.device), "speedup"]
+        epoch = per_epoch.loc[(r.workload, r.batch_size, r.device), "speedup"]
         if r.tta_speedup_ci_low <= 1 <= r.tta_speedup_ci_high:
-            head = (f"At batch size {r.batch_size}, {who} and {base} cannot be told apart in time to "
+            head = (f"{where}, {who} and {base} cannot be told apart in time to "
                     f"{target:.0%} validation accuracy at this number of runs ({r.tta_speedup:.2f}×, 95% CI {interval})")  # fmt: skip
         else:
-            head = (f"At batch size {r.batch_size}, {who} reached {target:.0%} validation accuracy "
+            head = (f"{where}, {who} reached {target:.0%} validation accuracy "
                     f"{r.tta_speedup:.2f}× (95% CI {interval}) as fast as {base}")  # fmt: skip
         out.append(f"{head}. Measured per epoch it is {epoch:.2f}×{_why_different(r, indexed, baseline, epoch)}")
     return out
 
 
-def _main_table(d: pd.DataFrame, names: dict) -> str:
+def _main_table(d: pd.DataFrame, report) -> str:
+    names = report.names
     return table(pd.DataFrame({
+        **workload_column(report, d),
         "batch size": d.batch_size,
         "device": d.device.map(names) + d.best_batch_size.map(lambda b: " (best)" if b else ""),
         "reached": [f"{int(k)} of {int(n)}" for k, n in zip(d.runs_reached, d.runs)],
@@ -61,6 +66,7 @@ def best(report) -> list[str]:
     if b.empty:
         return []
     rows = pd.DataFrame({
+        **workload_column(report, b),
         "device (its best batch size)": [f"{names[d]} ({bs})" for d, bs in zip(b.device, b.device_batch_size)],
         f"{names[report.baseline]} at its best": b.baseline_batch_size,
         "speedup": b.tta_speedup.map(times),
@@ -76,6 +82,7 @@ def cost(report) -> list[str]:
         return []
     c = d.dropna(subset=["cost_ratio"])
     rows = pd.DataFrame({
+        **workload_column(report, c),
         "batch size": c.batch_size,
         "device": c.device.map(report.names),
         "cost to target": c.cost_to_target.map(lambda v: num(v, "{:.4g}")),
@@ -95,7 +102,7 @@ def render(report) -> list[str]:
         "",
         *[f"- {s}" for s in sentences(report)],
         "",
-        _main_table(report.tables.tta, report.names),
+        _main_table(report.tables.tta, report),
         "",
         *best(report),
         *cost(report),
