@@ -29,7 +29,8 @@ PROBE = textwrap.dedent(
     sys.path.insert(0, {pkg!r})
     from mnist_speedup import run, tfdevice, trainer
     out = {{}}
-    spec = dict(device="cpu", device_spec={{"type": "cpu", "threads": 1}}, batch_size=50, seed=3,
+    spec = dict(workload="wide", workload_spec={{"type": "mlp", "hidden": [64, 64]}},
+                device="cpu", device_spec={{"type": "cpu", "threads": 1}}, batch_size=50, seed=3,
                 epochs=2, warmup_epochs=1, step_samples=0)
     try:
         trainer.run(run.RunSpec.with_defaults(**spec), {nan_npz!r}, log=lambda *a: None)
@@ -73,9 +74,13 @@ def test_divergence_oom_and_missing_gpu_are_named(tmp_path):
     assert line, proc.stdout + proc.stderr
     out = json.loads(line[len("RESULT") :])
     # the NaN pixel may be dropped out (dropout selects 0) in some epochs
-    assert re.search(r"device cpu, batch size 50, seed 3: .* in epoch \d+ \(training diverged\)", out["nan"])
+    assert re.search(r"workload wide, device cpu, batch size 50, seed 3: .* in epoch \d+ \(training diverged\)",
+                     out["nan"])  # fmt: skip
     assert "lower learning_rate" in out["nan"]
-    assert "ran out of memory at batch size 100" in out["oom"] and "smaller batch size" in out["oom"]
+    # a workload too large for the device: the run names the workload, the device and the batch size
+    assert out["oom"].startswith("workload wide, device cpu, batch size 100, seed 3: the device ran out of memory "
+                                 "training MLP 784-64-64-10 at batch size 100")  # fmt: skip
+    assert "smaller batch size or a smaller workload" in out["oom"]
     assert "TensorFlow sees no GPU" in out["no_gpu"] and "tensorflow[and-cuda]" in out["no_gpu"]
     assert "GPU index 3 does not exist" in out["bad_index"] and "indices 0..0" in out["bad_index"]
 

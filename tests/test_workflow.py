@@ -43,8 +43,8 @@ def test_console_shows_one_progress_line_per_run(finished):
     out = finished[3].stdout + finished[3].stderr
     lines = [line for line in out.splitlines() if " s/epoch, " in line and "test accuracy [" in line]
     assert len(lines) == 6, out
-    assert any(line.startswith("cpu (2 threads), batch 100, seed ") for line in lines)
-    assert any(line.startswith("cpu1 (1 thread), batch 100, seed ") for line in lines)
+    assert any(line.startswith("mlp, cpu (2 threads), batch 100, seed ") for line in lines)
+    assert any(line.startswith("mlp, cpu1 (1 thread), batch 100, seed ") for line in lines)
     assert lines[-1].endswith("[6 of 6 runs, the last run]")
     assert any("min left]" in line for line in lines[:-1])
 
@@ -75,7 +75,7 @@ def test_dry_run_plans_devices_x_batch_sizes_x_seeds(tmp_path, mirror):
 
 def test_every_output_exists_and_agrees(finished):
     workdir, _, config, _ = finished
-    runs = sorted((workdir / "results" / "default" / "runs").glob("*/bs*/seed*.json"))
+    runs = sorted((workdir / "results" / "default" / "runs").glob("*/*/bs*/seed*.json"))
     assert len(runs) == 2 * 1 * 3
     for name in ("speedup", "timeline"):
         for ext in ("pdf", "png"):
@@ -119,7 +119,7 @@ def test_every_output_exists_and_agrees(finished):
     assert "figures/timeline.png" in report and "**Figure 1.**" in report
     assert "No GPU was found" not in report  # devices were named, not auto
     assert "figures/speedup.png" in report
-    log = (workdir / "logs" / "default" / "train" / "cpu" / "bs100" / "seed1.log").read_text()
+    log = (workdir / "logs" / "default" / "train" / "mlp" / "cpu" / "bs100" / "seed1.log").read_text()
     assert "validation accuracy" in log
     assert "epoch 1/2 (warm-up)" in log and "epoch 2/2 (steady)" in log
 
@@ -134,7 +134,9 @@ def test_runs_in_randomised_blocks(finished):
     assert [sorted(r["device"] for r in b) for b in blocks] == [["cpu", "cpu1"]] * 3
     assert [b[0]["seed"] for b in blocks] == [1, 2, 3] and all(len({r["seed"] for r in b}) == 1 for b in blocks)
     assert len({tuple(r["device"] for r in b) for b in blocks}) > 1  # not the same order in every block
-    calibrations = [json.loads(p.read_text()) for p in (workdir / "results" / "default" / "calibration").glob("*.json")]
+    calibrations = [
+        json.loads(p.read_text()) for p in (workdir / "results" / "default" / "calibration").glob("*/*.json")
+    ]
     assert max(c["finished_at"] for c in calibrations) <= records[0]["started_at"]
 
 
