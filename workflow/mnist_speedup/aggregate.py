@@ -231,7 +231,8 @@ def _no_energy(base: pd.DataFrame, runs: pd.DataFrame) -> str | None:
     return None
 
 
-def speedup_row(bs: int, device: str, runs: pd.DataFrame, base: pd.DataFrame, baseline: str, prices: dict) -> dict:
+def speedup_row(bs: int, device: str, runs: pd.DataFrame, base: pd.DataFrame, baseline: str, prices: dict,
+                level: float = stats.CI_LEVEL) -> dict:  # fmt: skip
     row = {"workload": runs.workload.iloc[0], "workload_words": runs.workload_words.iloc[0], "batch_size": bs,
            "device": device, "device_type": runs.device_type.iloc[0], "host": runs.host.iloc[0],
            "baseline": baseline} | _time_stats(runs, bs)  # fmt: skip
@@ -241,7 +242,7 @@ def speedup_row(bs: int, device: str, runs: pd.DataFrame, base: pd.DataFrame, ba
     # the throughput this device would reach if a step ran at its calibrated rate
     row["bound_samples_per_s"] = row["calibrated_flops_per_s"] / (row["flops_per_step"] / bs)
     itself = device == baseline
-    r = compare.compare(base, runs, "steady_epoch_mean_s", baseline_itself=itself)
+    r = compare.compare(base, runs, "steady_epoch_mean_s", baseline_itself=itself, level=level)
     energy = compare.compare(runs if itself else base, runs, "energy_j_per_epoch", baseline_itself=itself,
                              refuse=_no_energy)  # fmt: skip
     row |= compare.columns("speedup", r) | compare.columns("energy_ratio", energy)
@@ -263,13 +264,13 @@ def baseline_label(base: pd.DataFrame) -> str | None:
     return base.device_label.iloc[0] if len(base) else None
 
 
-def speedup_table(df: pd.DataFrame, baseline: str, prices: dict | None = None) -> pd.DataFrame:
+def speedup_table(df: pd.DataFrame, baseline: str, prices: dict | None = None, level: float = stats.CI_LEVEL):
     """Per workload, batch size and device: epoch-time statistics and the
-    speedup over ``baseline`` with Fieller's 95% interval (paired where the
-    runs were interleaved in blocks)."""
+    speedup over ``baseline`` with Fieller's interval (paired where the runs
+    were interleaved in blocks), at 95% unless ``level`` says otherwise."""
     out = []
     for (_, bs), at_bs in df.groupby(SETTING, sort=True):
         base = at_bs[at_bs.device == baseline]
         for device, runs in at_bs.groupby("device", sort=True):
-            out.append(speedup_row(bs, device, runs, base, baseline, prices or {}))
+            out.append(speedup_row(bs, device, runs, base, baseline, prices or {}, level))
     return pd.DataFrame(out)

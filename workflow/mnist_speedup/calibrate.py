@@ -14,7 +14,7 @@ import os
 import statistics
 import time
 
-from . import devices, environment, model, tfdevice
+from . import devices, environment, model, numerics, tfdevice
 
 #: 2: one calibration per workload and device, at that workload's shapes
 CALIBRATION_SCHEMA_VERSION = 2
@@ -55,15 +55,19 @@ def _rate(tf, fn, flops: int, repeats: int, min_seconds: float = _MIN_SECONDS) -
     }
 
 
-def _operation(tf, product: model.Product):
-    """A thunk that runs ``product`` on random operands made once."""
+def _operation(tf, product: model.Product, dtype: str = "float32"):
+    """A thunk that runs ``product`` on random operands of ``dtype`` made once."""
+
+    def normal(shape):
+        return tf.cast(tf.random.normal(shape), dtype)
+
     if product.kind == "matmul":
         m, k, n = product.shape
-        a, b = tf.random.normal([m, k]), tf.random.normal([k, n])
+        a, b = normal([m, k]), normal([k, n])
         return lambda: tf.matmul(a, b)
     batch, side, cin, cout, kernel = product.shape
-    x, w = tf.random.normal([batch, side, side, cin]), tf.random.normal([kernel, kernel, cin, cout])
-    dy, ones = tf.random.normal([batch, side, side, cout]), [1, 1, 1, 1]
+    x, w = normal([batch, side, side, cin]), normal([kernel, kernel, cin, cout])
+    dy, ones = normal([batch, side, side, cout]), [1, 1, 1, 1]
     if product.kind == "conv":
         return lambda: tf.nn.conv2d(x, w, strides=1, padding="SAME")
     if product.kind == "conv_filter":
@@ -75,12 +79,12 @@ def _operation(tf, product: model.Product):
     )
 
 
-def workload_rate(tf, workload: model.Workload, batch_size: int, repeats: int, min_seconds: float = _MIN_SECONDS):
+def workload_rate(tf, workload, batch_size: int, repeats: int, min_seconds: float = _MIN_SECONDS, dtype="float32"):
     """The rate of the products of one training step of ``workload`` at
-    ``batch_size``, run back to back in one compiled function (call it
-    inside ``tf.device``)."""
+    ``batch_size`` in ``dtype`` (the device's precision), run back to back in
+    one compiled function (call it inside ``tf.device``)."""
     products = workload.products(batch_size)
-    operations = [_operation(tf, p) for p in products]
+    operations = [_operation(tf, p, dtype) for p in products]
 
     @tf.function
     def step_products():
@@ -88,6 +92,7 @@ def workload_rate(tf, workload: model.Workload, batch_size: int, repeats: int, m
 
     result = _rate(tf, step_products, workload.matmul_flops(batch_size), repeats, min_seconds)
     result["products"] = [[p.kind, *p.shape] for p in products]
+    result["dtype"] = dtype
     return result
 
 
@@ -119,21 +124,23 @@ def numpy_rate(workload: model.Workload, batch_size: int, repeats: int, min_seco
 def measure(spec: dict, workload_spec: dict, batch_sizes: list[int], square_size: int, repeats: int, log=print):
     """The calibration record of one device at one workload's shapes."""
     tf, tl, device_name, gpu = tfdevice.open_device(spec)
-    workload = model.of(workload_spec)
-    out = {"schema_version": CALIBRATION_SCHEMA_VERSION, "device_spec": dict(spec),
+    workload, dtype = model.of(workload_spec), numerics.compute_dtype(spec.get("precision", "float32"))
+    out = {"schema_version": CALIBRATION_SCHEMA_VERSION, "device_spec": dict(spec), "dtype": dtype,
            "workload_spec": dict(workload_spec), "repeats": repeats, "started_at": _now()}  # fmt: skip
     with tf.device(device_name):
         by_batch = {}
         for bs in batch_sizes:
-            result = workload_rate(tf, workload, bs, repeats)
+            result = workload_rate(tf, workload, bs, repeats, dtype=dtype)
             by_batch[str(bs)] = result
-            log(f"batch {bs}: {result['flops_per_s_median'] / 1e9:.1f} GFLOP/s at the shapes of {workload.words()}")
-            numpy = numpy_rate(workload, bs, repeats) if devices.of(spec).compares_with_numpy else None
+            log(f"batch {bs}: {result['flops_per_s_median'] / 1e9:.1f} GFLOP/s in {dtype} at the shapes of "
+                f"{workload.words()}")  # fmt: skip
+            with_numpy = devices.of(spec).compares_with_numpy and dtype == "float32"  # NumPy has no bfloat16
+            numpy = numpy_rate(workload, bs, repeats) if with_numpy else None
             if numpy:
                 result["numpy"] = numpy
                 log(f"batch {bs}: {numpy['flops_per_s_median'] / 1e9:.1f} GFLOP/s through NumPy's BLAS")
         n = square_size
-        a, b = tf.random.normal([n, n]), tf.random.normal([n, n])
+        a, b = tf.cast(tf.random.normal([n, n]), dtype), tf.cast(tf.random.normal([n, n]), dtype)
         square = _rate(tf, tf.function(lambda: tf.matmul(a, b)), 2 * n**3, repeats)
         square["size"] = n
         log(f"square {n}: {square['flops_per_s_median'] / 1e9:.1f} GFLOP/s")

@@ -50,13 +50,15 @@ def compare(
     baseline_itself: bool = False,
     refuse: Callable[[pd.DataFrame, pd.DataFrame], str | None] | None = None,
     paired: bool | None = None,
+    level: float = stats.CI_LEVEL,
 ) -> stats.Ratio:
     """mean(base[column]) / mean(runs[column]) with its 95% interval.
 
     ``refuse(base, runs)`` may name a reason why the two cannot be compared;
     the baseline compared with itself is exactly 1. ``paired``: None decides
     by the design (:func:`paired_design`); False for runs that were not in
-    the same blocks (e.g. at different batch sizes)."""
+    the same blocks (e.g. at different batch sizes). ``level``: the
+    interval's confidence level (wider under replication's stopping rule)."""
     reason = refuse(base, runs) if refuse else None
     if reason is None and base.empty:
         reason = stats.NO_BASELINE
@@ -67,8 +69,10 @@ def compare(
     if paired is None:
         paired = paired_design(base, runs)
     if paired:
-        return stats.paired_fieller_ratio(*by_block(base, runs, column))
-    return stats.fieller_ratio(base[column].to_numpy(), runs[column].to_numpy())
+        r = stats.paired_fieller_ratio(*by_block(base, runs, column), level)
+    else:
+        r = stats.fieller_ratio(base[column].to_numpy(), runs[column].to_numpy(), level)
+    return r if level == stats.CI_LEVEL else stats.at_level(r, level)
 
 
 def cost(seconds: float, r: stats.Ratio, price: float | None, base_price: float | None, name: str) -> dict:

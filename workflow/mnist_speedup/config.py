@@ -164,6 +164,17 @@ def _check_epochs(config: dict) -> None:
         )
 
 
+def _check_replication(config: dict) -> None:
+    rep = config.get("replication")
+    if not rep:
+        return
+    if rep["max_seeds"] < len(config["seeds"]):
+        _fail("replication.max_seeds", f"{rep['max_seeds']} is below the {len(config['seeds'])} seeds listed",
+              f"set max_seeds to at least {len(config['seeds'])}, or list fewer seeds")  # fmt: skip
+    if max(config["seeds"]) + rep["max_seeds"] - len(config["seeds"]) > 2**32 - 1:
+        _fail("replication.max_seeds", "would take seeds past 2**32 - 1", "list smaller seeds")
+
+
 def _check_figure(config: dict) -> None:
     figure = config.get("figure") or {}
     for side in ("width_in", "height_in"):
@@ -210,6 +221,7 @@ def _resolve_devices(config: dict, gpus) -> None:
                 f"devices.{label}.type", f"unknown device type {spec.get('type')!r}", f"use one of {sorted(dev.TYPES)}"
             )
         kind.check(label, spec, config, _fail)
+        config.setdefault("_warnings", []).extend(kind.check_numerics(label, spec))
     if config["baseline"] not in config["devices"]:
         _fail(
             "baseline",
@@ -259,6 +271,7 @@ def check(config: dict, gpus: list[dict] | None = None) -> dict:
     """What spans several keys, after the schema: check ``config`` in place
     and return it with ``devices`` resolved."""
     _check_epochs(config)
+    _check_replication(config)
     _check_figure(config)
     _check_mirrors(config)
     _resolve_devices(config, gpus)

@@ -151,6 +151,18 @@ class Device:
         """Fill in the spec's defaults and refuse what cannot work, with
         ``fail(key, problem, fix)``."""
 
+    @classmethod
+    def check_numerics(cls, label: str, spec: dict) -> list[str]:
+        """Fill in ``precision`` and ``jit_compile``; warnings for settings
+        that work but are likely slow."""
+        spec.setdefault("precision", "float32")
+        spec.setdefault("jit_compile", False)
+        return []
+
+    def native_precision(self, precision: str, env: dict) -> tuple[bool | None, str]:
+        """Whether this hardware computes ``precision`` natively, and why."""
+        return (True, "float32 is native everywhere") if precision == "float32" else (None, "not known")
+
 
 class Cpu(Device):
     type = "cpu"
@@ -186,6 +198,29 @@ class Cpu(Device):
         if threads is None or threads != threads:  # missing, or NaN from a table
             return "? threads"
         return f"{int(threads)} thread{'s' if int(threads) != 1 else ''}"
+
+    #: CPU flags of native low-precision arithmetic, by precision
+    NATIVE_FLAGS = {"mixed_bfloat16": ("avx512_bf16", "amx_bf16"), "mixed_float16": ("avx512_fp16", "amx_fp16")}
+
+    def native_precision(self, precision: str, env: dict) -> tuple[bool | None, str]:
+        if precision == "float32":
+            return True, "float32 is native everywhere"
+        flags = env.get("cpu_low_precision_flags")
+        if flags is None:
+            return None, "the CPU's flags were not recorded"
+        found = [f for f in self.NATIVE_FLAGS[precision] if f in flags]
+        if found:
+            return True, f"the CPU has {', '.join(found)}"
+        return False, f"the CPU has none of {', '.join(self.NATIVE_FLAGS[precision])}: emulated, expect it slower"
+
+    @classmethod
+    def check_numerics(cls, label: str, spec: dict) -> list[str]:
+        warnings = super().check_numerics(label, spec)
+        if spec["precision"] == "mixed_float16":
+            warnings.append(f"devices.{label}: mixed_float16 on a CPU is emulated on most CPUs (native only with "
+                            "avx512_fp16 or amx_fp16) and is likely slower than float32; mixed_bfloat16 is the CPU's "
+                            "low precision")  # fmt: skip
+        return warnings
 
     @classmethod
     def check(cls, label: str, spec: dict, config: dict, fail) -> None:
@@ -251,6 +286,20 @@ class Gpu(Device):
         model = self.spec.get("model")
         return {"gpu": 1, **({"gpu_model": model} if model else {})}
 
+    #: the compute capability from which tensor cores run each precision
+    NATIVE_FROM = {"mixed_bfloat16": (8, 0), "mixed_float16": (7, 0)}
+
+    def native_precision(self, precision: str, env: dict) -> tuple[bool | None, str]:
+        if precision == "float32":
+            return True, "float32 is native everywhere"
+        cc = env.get("gpu_compute_capability")
+        if not cc:
+            return None, "the GPU's compute capability was not recorded"
+        need = self.NATIVE_FROM[precision]
+        if tuple(int(p) for p in str(cc).split(".")[:2]) >= need:
+            return True, f"compute capability {cc} has {precision.removeprefix('mixed_')} tensor cores"
+        return False, f"compute capability {cc} is below {need[0]}.{need[1]}: emulated, expect it slower"
+
     @classmethod
     def check(cls, label: str, spec: dict, config: dict, fail) -> None:
         spec.setdefault("index", 0)
@@ -275,19 +324,26 @@ def cluster_resource(spec: dict, name: str):
 
 
 def describe(spec: dict, gpu_name: str | None = None) -> str:
-    """What a device is, in words: ``2 threads`` or the GPU's name."""
-    return of(spec).describe(gpu_name)
+    """What a device is, in words: ``2 threads`` or the GPU's name, with
+    its numerics where they are not plain float32 (``2 threads, bf16 mixed``)."""
+    from . import numerics
+
+    plain = spec.get("precision") in (None, "float32") and not spec.get("jit_compile")
+    words = of(spec).describe(gpu_name)
+    return words if plain else f"{words}, {numerics.words(spec)}"
 
 
 def columns(spec: dict, env: dict) -> dict:
     """The device's columns in summary.csv."""
     return {"device_type": spec["type"], "threads": spec.get("threads"), "gpu_index": spec.get("index"),
-            "gpu_name": env.get("gpu_name")}  # fmt: skip
+            "gpu_name": env.get("gpu_name"), "precision": spec.get("precision", "float32"),
+            "jit_compile": bool(spec.get("jit_compile", False))}  # fmt: skip
 
 
 def spec_of_row(row) -> dict:
     """A device spec back from a summary.csv row (for its description)."""
-    return {"type": row.device_type, "threads": row.get("threads"), "index": row.get("gpu_index")}
+    return {"type": row.device_type, "threads": row.get("threads"), "index": row.get("gpu_index"),
+            "precision": row.get("precision", "float32"), "jit_compile": bool(row.get("jit_compile", False))}  # fmt: skip
 
 
 def label(row) -> str:

@@ -75,6 +75,23 @@ def machine_id() -> str:
     return hashlib.sha256(f"{cpu_model()}|{os.cpu_count()}".encode()).hexdigest()[:12]
 
 
+#: CPU flags of low-precision arithmetic (bfloat16, float16, AMX tiles)
+LOW_PRECISION_FLAGS = ("avx512_bf16", "amx_bf16", "avx512_fp16", "amx_fp16", "amx_tile", "avx_vnni")
+
+
+def cpu_low_precision_flags(cpuinfo="/proc/cpuinfo") -> list[str] | None:
+    """Which of LOW_PRECISION_FLAGS the CPU reports (None: no /proc/cpuinfo flags)."""
+    try:
+        with open(cpuinfo, encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    flags = set(line.split(":", 1)[1].split())
+                    return [f for f in LOW_PRECISION_FLAGS if f in flags]
+    except OSError:
+        pass
+    return None
+
+
 def host_environment(threads: int | None) -> dict:
     """Everything that does not need TensorFlow."""
     import numpy
@@ -87,6 +104,7 @@ def host_environment(threads: int | None) -> dict:
         "python_implementation": platform.python_implementation(),
         "numpy": numpy.__version__,
         "cpu_model": cpu_model(),
+        "cpu_low_precision_flags": cpu_low_precision_flags(),
         "logical_cores": os.cpu_count(),
         "threads": threads,
         "env": {

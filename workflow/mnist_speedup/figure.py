@@ -46,6 +46,8 @@ RC = {
 }
 
 BATCH_STYLES = ("-", "--", ":", "-.")
+#: scaling figure: a marker per network type (workload words start with it)
+WORKLOAD_MARKERS = {"MLP": "o", "CNN": "s"}
 DODGE = 0.06  # relative x offset between devices at one batch size (log axis)
 
 
@@ -250,33 +252,49 @@ def _scaling_speedup(ax, speedup: pd.DataFrame, devices, colours, styles, baseli
             x, y = rows.flops_per_step.to_numpy(), rows.speedup.to_numpy()
             bounded = (np.isfinite(rows.speedup_ci_low) & np.isfinite(rows.speedup_ci_high)).to_numpy()
             ax.plot(x, y, color=c, ls=styles[bs], lw=1.2)
-            ax.plot(x[bounded], y[bounded], "o", ms=3.5, color=c)
-            ax.plot(x[~bounded], y[~bounded], "o", ms=3.5, mfc="white", color=c)  # no interval
+            _points(ax, rows, y, c, bounded)
             low, high = rows.speedup_ci_low.to_numpy(), np.minimum(rows.speedup_ci_high.to_numpy(), top)
             ax.fill_between(x, low, high, where=bounded, color=c, alpha=0.2, lw=0)
     ax.axhline(1, color="0.35", ls="-.", lw=0.8, zorder=0)
-    ax.set_xscale("log")
-    _log_axis(ax.xaxis, speedup.flops_per_step.min(), speedup.flops_per_step.max())
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _flops_tick(v)))
-    ax.set(xlabel="Work per training step (FLOP)", ylabel=f"Speedup over {plain(baseline)} (×)")
+    _flops_axis(ax, speedup)
+    ax.set(ylabel=f"Speedup over {plain(baseline)} (×)")
     ax.set_ylim(0, top)
+
+
+def _points(ax, rows: pd.DataFrame, y, colour, bounded=None) -> None:
+    """One marker per workload, shaped by its network type; hollow where there is no interval."""
+    bounded = np.ones(len(rows), bool) if bounded is None else bounded
+    for kind, marker in WORKLOAD_MARKERS.items():
+        mine = (rows.workload_words.str.startswith(kind)).to_numpy()
+        x = rows.flops_per_step.to_numpy()
+        ax.plot(x[mine & bounded], y[mine & bounded], marker, ms=3.8, color=colour, ls="none")
+        ax.plot(x[mine & ~bounded], y[mine & ~bounded], marker, ms=3.8, mfc="white", color=colour, ls="none")
+
+
+def _flops_axis(ax, speedup: pd.DataFrame) -> None:
+    """A log axis of FLOPs per step, one labelled tick per decade (10M, 100M, 1G)."""
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0,)))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _flops_tick(v)))
+    lo, hi = speedup.flops_per_step.min(), speedup.flops_per_step.max()
+    ax.set_xlim(lo / 1.6, hi * 1.6)
+    ax.set_xlabel("Work per training step (FLOP)")
 
 
 def _scaling_rate(ax, speedup: pd.DataFrame, devices, colours, styles) -> None:
     for device in devices:
         for bs, rows in speedup[speedup.device == device].groupby("batch_size"):
             rows = rows.sort_values("flops_per_step")
-            c = colours[device]
-            ax.plot(rows.flops_per_step, rows.achieved_flops_per_s / 1e9, color=c, ls=styles[bs], marker="o", ms=3.5,
-                    lw=1.2)  # fmt: skip
+            c, achieved = colours[device], rows.achieved_flops_per_s.to_numpy() / 1e9
+            ax.plot(rows.flops_per_step, achieved, color=c, ls=styles[bs], lw=1.2)
+            _points(ax, rows, achieved, c)
             ax.plot(rows.flops_per_step, rows.calibrated_flops_per_s / 1e9, color=c, ls=(0, (1, 1.5)), lw=0.9)
-    ax.set_xscale("log")
     ax.set_yscale("log")
-    _log_axis(ax.xaxis, speedup.flops_per_step.min(), speedup.flops_per_step.max())
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: _flops_tick(v)))
+    _flops_axis(ax, speedup)
     rates = pd.concat([speedup.achieved_flops_per_s, speedup.calibrated_flops_per_s]).dropna() / 1e9
     _log_axis(ax.yaxis, rates.min(), rates.max())
-    ax.set(xlabel="Work per training step (FLOP)", ylabel="Achieved GFLOP/s")
+    ax.set(ylabel="Achieved GFLOP/s")
 
 
 def _flops_tick(v: float) -> str:
@@ -301,6 +319,8 @@ def draw_scaling(speedup: pd.DataFrame, baseline: str, options: dict | None = No
             _letter(ax, letter)
         handles = [Line2D([], [], color=colours[d], marker="o", ms=3.5, lw=1.2, label=names[d]) for d in devices]
         handles += [Line2D([], [], color="0.4", ls=styles[b], lw=1.1, label=f"batch {b}") for b in batch_sizes]
+        kinds = [k for k in WORKLOAD_MARKERS if speedup.workload_words.str.startswith(k).any()]
+        handles += [Line2D([], [], color="0.4", marker=WORKLOAD_MARKERS[k], ls="none", ms=3.8, label=k) for k in kinds]
         handles += [Patch(color="0.4", alpha=0.25, label="(a) 95% CI"),
                     Line2D([], [], color="0.4", marker="o", mfc="white", ls="none", ms=3.5, label="(a) no interval"),
                     Line2D([], [], color="0.35", ls="-.", lw=0.8, label="(a) 1× = no speedup"),

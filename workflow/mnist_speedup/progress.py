@@ -17,6 +17,8 @@ from .run import run_files
 
 START = "MNIST_SPEEDUP_INVOCATION_START"
 TOTAL = "MNIST_SPEEDUP_TOTAL_RUNS"
+#: set (non-empty) when replication may stop before TOTAL: the total is an upper bound
+AT_MOST = "MNIST_SPEEDUP_AT_MOST"
 
 
 def _time(text: str) -> dt.datetime:
@@ -62,10 +64,12 @@ def line(record: dict, label: str, results_dir: Path, environ=os.environ) -> str
         return head
     records = _records(results_dir)
     left = time_left_s(records, total, since)
+    at_most = bool(environ.get(AT_MOST))
     if len(records) >= total:
         when = "the last run"
     elif left is None:
         when = "time left not known yet"
     else:
-        when = f"about {max(1, round(left / 60))} min left"
-    return f"{head} [{len(records)} of {total} runs, {when}]"
+        when = f"{'at most ' if at_most else ''}about {max(1, round(left / 60))} min left"
+    of = f"of at most {total}" if at_most else f"of {total}"
+    return f"{head} [{len(records)} {of} runs, {when}]"

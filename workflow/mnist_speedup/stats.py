@@ -125,6 +125,11 @@ def paired_fieller_ratio(numerator, denominator, level: float = CI_LEVEL) -> Rat
     return _roots(mb**2 - t2 * sbb / n, ma * mb - t2 * sab / n, ma**2 - t2 * saa / n, s, n - 1, PAIRED_METHOD)
 
 
+def at_level(r: Ratio, level: float) -> Ratio:
+    """A ratio whose interval was computed at another level than 95%, so named."""
+    return Ratio(r.estimate, r.low, r.high, r.df, f"{r.method}, computed at the {level:.0%} level", r.reason)
+
+
 def cv(values) -> float:
     """Coefficient of variation (sample std / mean); nan for < 2 values."""
     x = np.asarray(values, dtype=float)

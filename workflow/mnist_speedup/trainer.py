@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from . import calibrate, devices, energy, environment, measurements, model, tfdevice
+from . import calibrate, devices, energy, environment, measurements, model, numerics, tfdevice
 from .run import RunSpec
 
 EVAL_CHUNK = 1000  # samples per evaluation call
@@ -120,7 +120,8 @@ def _train(tf, tl, device_name, spec: RunSpec, data, steps, setup, log) -> dict:
         test_acc, test_loss = training.evaluate(data["x_test"], data["y_test"])
         log(f"validation accuracy {epochs['val_accuracy'][-1]:.4f}, test accuracy {test_acc:.4f}")
         steps_after = training.extra_measurements()
-    return measurements.summarise(spec, steps, epochs, (test_acc, test_loss), probe, steps_after)
+    measured = measurements.summarise(spec, steps, epochs, (test_acc, test_loss), probe, steps_after)
+    return measured | {"numerics": numerics.section(spec.device_spec, training.scaler, epochs["skipped"])}
 
 
 class CompiledTraining:
@@ -132,8 +133,11 @@ class CompiledTraining:
         self.device_name = device_name
         self.per_call, self.calls = spec.calls_per_epoch(steps)
         self.workload = model.of(spec.workload_spec)
+        self.precision = spec.device_spec.get("precision", "float32")
         t = time.perf_counter()
         self.net = self.workload.build(tf, tl)
+        numerics.cast_layers(tf, self.net, self.precision)
+        self.scaler = numerics.loss_scale(tf, self.precision)
         self.optimizer = make_optimizer(tf, spec)
         self.step_count = tf.Variable(0, dtype=tf.int64, trainable=False)  # every optimizer step, counted
         setup["build_s"] = time.perf_counter() - t
@@ -155,24 +159,33 @@ class CompiledTraining:
 
     # -- the compiled training function ------------------------------------
     def _step(self, xb, yb):
+        """One step: the products in the device's precision, the softmax and
+        the loss in float32, the (unscaled) gradients applied to the float32
+        weights unless loss scaling skips the step."""
         tf = self.tf
         with tf.GradientTape() as tape:
-            logits = self.net(xb)
+            logits = tf.cast(self.net(xb), tf.float32)
             loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=yb, logits=logits))
-        grads = tape.gradient(loss, self.net.trainable_weights)
+            scaled = self.scaler.scale(loss)
+        grads = tape.gradient(scaled, self.net.trainable_weights)
+        self.scaler.apply(grads, self._apply)
+        return loss
+
+    def _apply(self, grads) -> None:
         self.optimizer.apply_gradients(zip(grads, self.net.trainable_weights))
         self.step_count.assign_add(1)
-        return loss
 
     def _compile(self) -> None:
         tf, bs = self.tf, self.spec.batch_size
+        xla = bool(self.spec.device_spec.get("jit_compile", False))
 
         @tf.function(
+            jit_compile=xla,
             input_signature=[
                 tf.TensorSpec([None, bs], tf.int32),
                 tf.TensorSpec([], tf.int32),
                 tf.TensorSpec([], tf.int32),
-            ]
+            ],
         )
         def train_calls(order, start, count):
             """``count`` steps from row ``start`` of ``order`` (batches of
@@ -185,7 +198,11 @@ class CompiledTraining:
             return total
 
         @tf.function(
-            input_signature=[tf.TensorSpec([bs, *self.workload.input_shape], tf.float32), tf.TensorSpec([bs], tf.int64)]
+            jit_compile=xla,
+            input_signature=[
+                tf.TensorSpec([bs, *self.workload.input_shape], tf.float32),
+                tf.TensorSpec([bs], tf.int64),
+            ],
         )
         def train_batch(xb, yb):
             """One step on a batch copied from host memory (``input_pipeline: host``)."""
@@ -198,7 +215,7 @@ class CompiledTraining:
             ]
         )
         def eval_chunk(xb, yb):
-            logits = self.net(xb)
+            logits = tf.cast(self.net(xb), tf.float32)
             losses = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=yb, logits=logits)
             correct = tf.reduce_sum(tf.cast(tf.argmax(logits, axis=1) == yb, tf.int64))
             return tf.reduce_sum(losses), correct
@@ -225,7 +242,8 @@ class CompiledTraining:
         just before the timed epochs: the workflow compares it across runs
         to see whether the device itself drifted."""
         t = time.perf_counter()
-        result = calibrate.workload_rate(self.tf, self.workload, self.spec.batch_size, repeats=3, min_seconds=0.05)
+        dtype = numerics.compute_dtype(self.precision)
+        result = calibrate.workload_rate(self.tf, self.workload, self.spec.batch_size, 3, min_seconds=0.05, dtype=dtype)
         result["at"] = _now()
         self.setup["rate_probe_s"] = time.perf_counter() - t
         return {k: result[k] for k in ("flops_per_s_median", "flops_per_s_all", "at")}
@@ -256,9 +274,9 @@ class CompiledTraining:
         meter = energy.EpochEnergy(spec.device_spec)
         others = devices.of(spec.device_spec).interference_meter()
         memory = devices.of(spec.device_spec).memory_reader(tf, self.device_name)
-        out = {key: [] for key in ("epoch_s", "loss", "val_accuracy", "val_loss", "eval_s", "steps")}
+        out = {key: [] for key in ("epoch_s", "loss", "val_accuracy", "val_loss", "eval_s", "steps", "skipped")}
         for epoch in range(1, spec.epochs + 1):
-            before_steps = int(self.step_count.numpy())
+            before_steps, before_skipped = int(self.step_count.numpy()), self.scaler.skipped_steps()
             steady = epoch > spec.warmup_epochs
             tfdevice.sync(tf)
             meter.start()
@@ -273,6 +291,7 @@ class CompiledTraining:
             out["epoch_s"].append(elapsed)
             out["loss"].append(loss)
             out["steps"].append(int(self.step_count.numpy()) - before_steps)
+            out["skipped"].append(self.scaler.skipped_steps() - before_skipped)
             self.check_finite(loss, epoch)
             val_acc, val_loss, eval_s = self.timed_evaluation()
             for key, value in (("val_accuracy", val_acc), ("val_loss", val_loss), ("eval_s", eval_s)):

@@ -4,7 +4,7 @@
 
 rule bundle:
     input:
-        runs=run_files(),
+        runs=run_files,
         calibration=calibration_files(),
     output:
         f"{RESULTS}/bundle-{HOST}.tar.gz",

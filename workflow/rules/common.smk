@@ -1,6 +1,7 @@
 # Configuration validation, device resolution and input functions.
 import datetime
 import hashlib
+import json
 import os
 import re
 import socket
@@ -25,6 +26,7 @@ from mnist_speedup import (
     mnist,
     progress,
     records,
+    replication,
     run,
 )  # noqa: E402
 
@@ -42,6 +44,8 @@ try:
 except config_check.ConfigError as exc:
     raise WorkflowError(f"Invalid configuration: {exc}") from None
 
+for warning in config.get("_warnings", []):
+    logger.warning(f"WARNING: {warning}")
 DEVICES = config["devices"]
 WORKLOADS = config["workloads"]
 # Every output of an experiment lives under its own folder, so that another
@@ -100,16 +104,26 @@ wildcard_constraints:
     device=device_info.LABEL_PATTERN,
     batch_size=r"[1-9][0-9]*",
     seed=r"[0-9]+",
+    round=r"[0-9]+",
 
 
 # Randomised complete blocks (mnist_speedup/design.py), as job priorities:
 # with one timing_slot, jobs run one at a time in exactly this order.
-PRIORITIES = design.Priorities(
-    DEVICES, config["batch_sizes"], config["seeds"], WORKLOADS
+REPLICATION = config.get("replication")
+# every seed this config may run: the listed ones, and with replication the
+# next ones up to max_seeds (their blocks come after the listed ones)
+ALL_SEEDS = (
+    replication.seeds_of_round(
+        config["seeds"], REPLICATION["max_seeds"] - len(config["seeds"])
+    )
+    if REPLICATION
+    else config["seeds"]
 )
+PRIORITIES = design.Priorities(DEVICES, config["batch_sizes"], ALL_SEEDS, WORKLOADS)
 # for the console's progress line of each finished run (jobs inherit these)
 os.environ.setdefault(progress.START, datetime.datetime.now(datetime.UTC).isoformat())
 os.environ[progress.TOTAL] = str(len(PRIORITIES.order))
+os.environ[progress.AT_MOST] = "1" if REPLICATION else ""
 
 
 def train_priority(wildcards):
@@ -122,14 +136,61 @@ def calibration_priority(wildcards):
     return PRIORITIES.calibration(wildcards.workload, wildcards.device)
 
 
-def run_files():
-    """This machine's run records for every workload x device x batch size x seed."""
+def run_files_of(seeds):
+    """This machine's run records for every workload x device x batch size x ``seeds``."""
     return expand(
         f"{RESULTS}/{run.RUN_PATH}",
         workload=WORKLOADS,
         device=DEVICES,
         batch_size=config["batch_sizes"],
-        seed=config["seeds"],
+        seed=seeds,
+    )
+
+
+REPLICATION_ROUND = f"{RESULTS}/replication/round{{round}}.json"
+
+
+def replication_decision():
+    """Where replication stands (mnist_speedup/replication.py): each round's
+    measurement comes from the checkpoint replication_round; a round not
+    measured yet makes Snakemake run its blocks and measure it first."""
+
+    def measurement(round_):
+        path = checkpoints.replication_round.get(round=round_).output[0]
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+
+    def exists(seeds):
+        return all(Path(f).exists() for f in run_files_of(seeds))
+
+    return replication.decide(
+        config["seeds"],
+        REPLICATION["ci_half_width"],
+        REPLICATION["max_seeds"],
+        measurement,
+        exists,
+    )
+
+
+def run_files(wildcards=None):
+    """The run records the results use: the listed seeds, and with
+    replication every round it decided on (an input function: it may wait
+    for the checkpoint)."""
+    if not REPLICATION:
+        return run_files_of(config["seeds"])
+    return run_files_of(replication_decision().seeds)
+
+
+def replication_files(wildcards=None):
+    """The last round's measurement, for the report's stop reason."""
+    if not REPLICATION:
+        return []
+    return [REPLICATION_ROUND.format(round=replication_decision().rounds)]
+
+
+def round_run_files(wildcards):
+    """The runs a replication round measures."""
+    return run_files_of(
+        replication.seeds_of_round(config["seeds"], int(wildcards.round))
     )
 
 

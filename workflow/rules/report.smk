@@ -7,7 +7,7 @@
 # records it passed) lives under logs/, outside the results.
 rule check_runs:
     input:
-        runs=run_files(),
+        runs=run_files,
         calibration=calibration_files(),
         extra=extra_result_files(),
     output:
@@ -30,7 +30,7 @@ rule check_runs:
 rule aggregate:
     input:
         checked=f"{LOGS}/checked_runs.json",
-        runs=run_files(),
+        runs=run_files,
         calibration=calibration_files(),
         extra=extra_result_files(),
     output:
@@ -66,6 +66,8 @@ rule aggregate:
         baseline=BASELINE,
         extra_runs=extra_run_folders(),
         target_accuracy=config["target_accuracy"],
+        parity_margin=config["parity_margin"],
+        replication=bool(REPLICATION),
         prices=device_prices(),
         code=AGGREGATE_CODE_DIGEST,
     script:
@@ -116,6 +118,7 @@ rule report_markdown:
         figures=figure_files("speedup"),
         timeline=figure_files("timeline"),
         scaling=scaling_files(),
+        replication=replication_files,
     output:
         markdown=f"{RESULTS}/report.md",
         findings=report(
@@ -134,6 +137,7 @@ rule report_markdown:
         baseline=BASELINE,
         config=report_config(),
         main_workload=MAIN_WORKLOAD,
+        replication=REPLICATION,
         code=REPORT_CODE_DIGEST,
     script:
         "../scripts/report.py"

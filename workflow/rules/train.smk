@@ -48,3 +48,24 @@ rule calibrate:
         code=CALIBRATION_CODE_DIGEST,
     script:
         "../scripts/calibrate.py"
+
+
+# Replication (config `replication`): after each round of blocks, the widest
+# speedup interval so far; the plan reads it to add the next round or stop.
+checkpoint replication_round:
+    input:
+        runs=round_run_files,
+    output:
+        REPLICATION_ROUND,
+    log:
+        f"{LOGS}/replication/round{{round}}.log",
+    localrule: True
+    conda:
+        "../../envs/workflow.yaml"
+    resources:
+        timing_slot=1,  # nothing runs beside a timing job
+    params:
+        baseline=BASELINE,
+        code=stage_digest("replicate.py"),
+    script:
+        "../scripts/replicate.py"

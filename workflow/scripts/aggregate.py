@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
-from mnist_speedup import aggregate, atomic, drift, run, tta
+from mnist_speedup import aggregate, atomic, drift, parity, replication, run, stats, tta
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
@@ -12,10 +12,14 @@ with logged(snakemake) as log:
     summary, curves = aggregate.load_runs(snakemake.input.runs, params.extra_runs, snakemake.input.calibration)
     baseline = aggregate.baseline_device(summary, params.baseline)
     aggregate.check_like_with_like(summary, baseline)
-    speedup = aggregate.speedup_table(summary, baseline, params.prices)
+    # under replication's stopping rule the intervals are wider (mnist_speedup/replication.py)
+    level = replication.INTERVAL_LEVEL if params.replication else stats.CI_LEVEL
+    speedup = aggregate.speedup_table(summary, baseline, params.prices, level)
     per_run = tta.per_run(curves, params.target_accuracy)
     summary = summary.merge(per_run, on=run.RUN_KEY)
     tta_table = tta.table(summary, per_run, baseline, params.target_accuracy, params.prices)
+    verdicts = parity.table(summary, baseline, params.target_accuracy, params.parity_margin)
+    speedup, tta_table = parity.apply(speedup, tta_table, verdicts)
     tables = {
         out.summary: summary,
         out.speedup: speedup,
@@ -31,4 +35,6 @@ with logged(snakemake) as log:
             ["workload", "batch_size", "device", "n", "speedup", "speedup_ci_low", "speedup_ci_high", "ci_method"]
         ].to_string()
     )
-    log(tta_table[["workload", "batch_size", "device", "runs_reached", "tta_speedup", "tta_note"]].to_string())
+    log(
+        tta_table[["workload", "batch_size", "device", "runs_reached", "tta_speedup", "parity", "tta_note"]].to_string()
+    )

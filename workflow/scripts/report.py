@@ -8,7 +8,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
 import pandas as pd
 
-from mnist_speedup import aggregate, atomic, report
+from mnist_speedup import aggregate, atomic, replication, report
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
@@ -30,6 +30,11 @@ with logged(snakemake) as log:
         "scaling": [os.path.relpath(f, out.parent) for f in inp.scaling],
     }
     baseline = aggregate.baseline_device(tables.summary, snakemake.params.baseline)
+    rep = snakemake.params.replication
+    stop = None
+    if rep and inp.replication:
+        measured = json.loads(Path(inp.replication[0]).read_text(encoding="utf-8"))
+        stop = replication.reason(measured, rep["ci_half_width"], rep["max_seeds"])
     made = report.Report(
         tables,
         baseline,
@@ -37,6 +42,7 @@ with logged(snakemake) as log:
         figures,
         environments,
         snakemake.params.main_workload,
+        stop,
     )
     atomic.write_text(out, report.render(made))
     atomic.write_text(snakemake.output.findings, report.findings_html(made))

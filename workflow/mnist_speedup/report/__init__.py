@@ -25,6 +25,7 @@ from .sections import (
     figures,
     header,
     headline,
+    numerics,
     resources,
     scaling,
     speedup,
@@ -41,6 +42,7 @@ SECTIONS = (
     time_to_accuracy,
     resources,
     efficiency,
+    numerics,
     drift,
     accuracy,
     figures,
@@ -71,6 +73,8 @@ class Report:
     environments: dict
     #: the workload the speedup figure shows (default: the first label)
     main_workload: str | None = None
+    #: why replication stopped (None: replication off)
+    replication: str | None = None
 
     def __post_init__(self):
         self.names = aggregate.device_labels(self.tables.summary)

@@ -21,4 +21,5 @@ def render(report) -> list[str]:
         f"Loop timed: {esc(r.loop)}. Input pipeline: {esc(r.input_pipeline)}. ± is one standard deviation (SD) "
         "across seeds everywhere.",
         "",
+        *([f"Replication: {esc(report.replication)}.", ""] if report.replication else []),
     ]

@@ -8,6 +8,10 @@ from ..format import esc, num
 
 
 def _sentence(r, who: str, base: str, on: str) -> str:
+    if getattr(r, "parity", None) == "FAIL":
+        return (f"{who} did not train{on} to the same quality as {base} at batch size {r.batch_size} "
+                f"({esc(r.parity_reason)}), so no training speedup is quoted for it (per epoch alone it ran "
+                f"{num(r.speedup, '{:.2f}')}× as fast).")  # fmt: skip
     n = f"{int(r.n)} and {int(r.baseline_n)} runs" if r.n != r.baseline_n else f"{int(r.n)} seeds each"
     if not (math.isfinite(r.speedup_ci_low) and math.isfinite(r.speedup_ci_high)):
         note = r.speedup_ci_note if isinstance(r.speedup_ci_note, str) else "no interval"

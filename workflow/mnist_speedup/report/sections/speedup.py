@@ -20,6 +20,7 @@ def _table(sp: pd.DataFrame, names: dict) -> str:
             "n": sp.n,
             "CV seeds": sp.cv_seeds.map(lambda v: num(v * 100, "{:.1f}%")),
             "seeds for ±5%": sp.seeds_for_5pct_ci.map(lambda v: num(v, "{:.0f}")),
+            "parity": sp.get("parity", pd.Series("", sp.index)).fillna("").map(lambda v: v or "—"),
         }
     ))  # fmt: skip
 

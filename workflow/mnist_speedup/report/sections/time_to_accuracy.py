@@ -58,6 +58,7 @@ def _main_table(d: pd.DataFrame, report) -> str:
         "epochs to target": d.epochs_to_target_mean.map(lambda v: num(v, "{:.1f}")),
         "speedup": d.tta_speedup.map(times),
         "95% CI": [ci(*v) for v in zip(d.tta_speedup_ci_low, d.tta_speedup_ci_high, d.tta_note)],
+        "parity": d.get("parity", pd.Series("", d.index)).fillna("").map(lambda v: v or "—"),
     }))  # fmt: skip
 
 

@@ -1,0 +1,219 @@
+"""Issue 20: mixed precision, XLA and convergence parity."""
+
+import copy
+import math
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import ROOT, crafted_tables, make_record
+from mnist_speedup import config as config_check
+from mnist_speedup import devices, numerics, parity, run
+
+SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
+BASE = {"mirrors": ["/data/mnist"], "seeds": [1, 2], "batch_sizes": [100], "epochs": 3}
+
+#: how far one step in a low precision may be from float32. The loss, relative:
+#: bfloat16 keeps 8 bits of mantissa (0.4% per rounding), float16 11 (0.05%),
+#: and the loss averages many roundings (seen: 3e-4 and 1e-6). The gradients,
+#: as a relative L2 error per weight tensor: they pass through several cast
+#: layers and nearly cancel at initialisation (seen: up to 9%, both precisions,
+#: float16 convolutions on a CPU accumulating in half), so 15%, and their
+#: direction must agree (cosine above 0.99).
+LOSS_TOLERANCE = {"mixed_bfloat16": 2e-3, "mixed_float16": 1e-4}
+GRAD_TOLERANCE, GRAD_COSINE = 0.15, 0.99
+
+
+def parsed(devices_):
+    return config_check.parse(copy.deepcopy(BASE) | {"devices": devices_}, None, SCHEMA, gpus=[])
+
+
+# ------------------------------------------------------------ config
+
+
+def test_numerics_default_to_float32_without_xla_and_are_kept():
+    config = parsed({"cpu": {"type": "cpu", "threads": 1}, "bf": {"type": "cpu", "threads": 1,
+                                                                   "precision": "mixed_bfloat16", "jit_compile": True}})  # fmt: skip
+    assert config["devices"]["cpu"] | {"precision": "float32", "jit_compile": False} == config["devices"]["cpu"]
+    assert config["devices"]["bf"]["precision"] == "mixed_bfloat16" and config["devices"]["bf"]["jit_compile"]
+    assert config["_warnings"] == []
+
+
+def test_an_unknown_precision_is_refused_with_the_fix():
+    with pytest.raises(config_check.ConfigError, match="unknown precision 'int8'. Fix: use float32, mixed_bfloat16"):
+        parsed({"cpu": {"type": "cpu", "threads": 1, "precision": "int8"}})
+
+
+def test_float16_on_a_cpu_warns_that_it_is_emulated():
+    config = parsed({"cpu": {"type": "cpu", "threads": 1}, "h": {"type": "cpu", "threads": 1,
+                                                                  "precision": "mixed_float16"}})  # fmt: skip
+    (warning,) = config["_warnings"]
+    assert warning.startswith("devices.h: mixed_float16 on a CPU is emulated on most CPUs")
+
+
+@pytest.mark.parametrize(
+    "spec, env, native",
+    [
+        ({"type": "cpu", "threads": 2}, {"cpu_low_precision_flags": ["avx512_bf16"]}, True),
+        ({"type": "cpu", "threads": 2}, {"cpu_low_precision_flags": []}, False),
+        ({"type": "gpu", "index": 0}, {"gpu_compute_capability": "9.0"}, True),
+        ({"type": "gpu", "index": 0}, {"gpu_compute_capability": "7.5"}, False),
+        ({"type": "gpu", "index": 0}, {}, None),
+    ],
+)
+def test_native_bfloat16_from_the_cpu_flags_or_the_compute_capability(spec, env, native):
+    got, why = devices.of(spec).native_precision("mixed_bfloat16", env)
+    assert got is native and why
+
+
+def test_devices_are_described_with_their_numerics():
+    assert devices.describe({"type": "cpu", "threads": 2, "precision": "float32", "jit_compile": False}) == "2 threads"
+    spec = {"type": "cpu", "threads": 2, "precision": "mixed_bfloat16", "jit_compile": True}
+    assert devices.describe(spec) == "2 threads, bf16 mixed, XLA"
+
+
+# ------------------------------------------------------------ one step in each precision
+
+
+def _tf():
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import tensorflow as tf
+    import tensorlayer as tl
+
+    return tf, tl
+
+
+def _loss_and_grads(tf, net, x, y):
+    with tf.GradientTape() as tape:
+        logits = tf.cast(net(x), tf.float32)
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    return float(loss), [g.numpy() for g in tape.gradient(loss, net.trainable_weights)]
+
+
+@pytest.mark.parametrize("precision", ["mixed_bfloat16", "mixed_float16"])
+@pytest.mark.parametrize("workload", [{"type": "mlp"}, {"type": "cnn", "filters": [8], "dense": 64}])
+def test_one_step_in_a_low_precision_is_close_to_float32(precision, workload):
+    from mnist_speedup import model
+
+    tf, tl = _tf()
+    tf.keras.utils.set_random_seed(0)
+    spec = model.of(workload)
+    net = spec.build(tf, tl)
+    net.eval()  # no dropout: the same function in both precisions
+    rng = np.random.default_rng(0)
+    x = tf.constant(rng.random((64, *spec.input_shape), dtype=np.float32))
+    y = tf.constant(rng.integers(0, 10, 64))
+    loss32, grads32 = _loss_and_grads(tf, net, x, y)
+    numerics.cast_layers(tf, net, precision)
+    loss, grads = _loss_and_grads(tf, net, x, y)
+    assert all(w.dtype == tf.float32 for w in net.trainable_weights)  # master weights stay float32
+    assert abs(loss - loss32) / loss32 < LOSS_TOLERANCE[precision]
+    for g, g32 in zip(grads, grads32):
+        assert g.dtype == np.float32
+        assert np.linalg.norm(g - g32) / np.linalg.norm(g32) < GRAD_TOLERANCE
+        assert np.dot(g.ravel(), g32.ravel()) / np.linalg.norm(g) / np.linalg.norm(g32) > GRAD_COSINE
+    assert abs(loss - loss32) > 0  # it really computed in the low precision
+
+
+def test_loss_scaling_skips_a_step_whose_gradients_overflow():
+    tf, _ = _tf()
+    scaler = numerics.DynamicLossScale(tf)
+    applied = []
+    scaler.apply([tf.constant([1.0, np.inf])], applied.append)
+    assert applied == [] and scaler.skipped_steps() == 1 and float(scaler.value.numpy()) == numerics.INITIAL_SCALE / 2
+    scaler.apply([tf.constant([2.0**14, 0.0])], applied.append)
+    assert len(applied) == 1 and scaler.skipped_steps() == 1
+    assert applied[0][0].numpy().tolist() == [1.0, 0.0]  # unscaled by the (halved) scale
+
+
+def test_a_float16_training_step_that_overflows_changes_no_weight():
+    """The trainer's own step: with an absurd loss scale every float16
+    gradient overflows, so the step is skipped, counted, and no weight moves."""
+    from mnist_speedup import trainer
+
+    tf, tl = _tf()
+    spec = run.RunSpec.with_defaults(workload="m", workload_spec={"type": "mlp", "hidden": [32]}, device="cpu",
+                                     device_spec={"type": "cpu", "threads": 1, "precision": "mixed_float16"},
+                                     batch_size=10, seed=1, epochs=2, warmup_epochs=1, step_samples=0)  # fmt: skip
+    rng = np.random.default_rng(0)
+    data = {k: rng.random((40, 784), dtype=np.float32) for k in ("x_train", "x_val", "x_test")}
+    data |= {k: rng.integers(0, 10, 40) for k in ("y_train", "y_val", "y_test")}
+    training = trainer.CompiledTraining(tf, tl, "/CPU:0", spec, data, 4, {})
+    training.trace()
+    before = [w.numpy().copy() for w in training.net.trainable_weights]
+    training.scaler.value.assign(1e30)
+    training.train_calls(training.epoch_order(), 0, 1)
+    assert training.scaler.skipped_steps() == 1 and int(training.step_count.numpy()) == 0
+    assert all(np.array_equal(a, w.numpy()) for a, w in zip(before, training.net.trainable_weights))
+    training.train_calls(training.epoch_order(), 0, 1)  # the scale came down to 5e29 only: still overflows
+    training.scaler.value.assign(1.0)
+    training.train_calls(training.epoch_order(), 0, 1)
+    assert int(training.step_count.numpy()) == 1
+    assert not all(np.array_equal(a, w.numpy()) for a, w in zip(before, training.net.trainable_weights))
+
+
+# ------------------------------------------------------------ convergence parity
+
+
+def _runs(device, epochs_to_target, final=0.96, epochs=6):
+    """Runs whose validation accuracy reaches 0.95 at the given epochs (None: never)."""
+    out = []
+    for seed, reach in enumerate(epochs_to_target, start=1):
+        curve = [0.5 + 0.01 * i for i in range(epochs)] if reach is None else [
+            0.90 if e < reach else final for e in range(1, epochs + 1)]  # fmt: skip
+        out.append(make_record(device, 100, seed, epoch_s=[1.0] * epochs, val_accuracy=curve))
+    return out
+
+
+def _verdicts(tmp_path, records):
+    summary, speedup, table, _ = crafted_tables(tmp_path, records)
+    verdicts = parity.table(summary, "cpu", 0.95, 0.005)
+    return parity.apply(speedup, table, verdicts), verdicts.set_index("device")
+
+
+def test_a_device_that_needs_more_epochs_fails_and_quotes_no_training_speedup(tmp_path):
+    (speedup, table), verdicts = _verdicts(tmp_path, _runs("cpu", [3, 3, 3]) + _runs("cpu1", [4, 5, 4]))
+    assert (
+        verdicts.loc["cpu1", "parity"] == "FAIL" and "needs more epochs to 95%" in verdicts.loc["cpu1", "parity_reason"]
+    )
+    row = table.set_index("device").loc["cpu1"]
+    assert math.isnan(row.tta_speedup) and row.tta_note.startswith("did not train to the same quality: needs more")
+    assert speedup.set_index("device").loc["cpu1", "speedup"] == pytest.approx(1.0)  # the per-epoch speedup stays
+
+
+@pytest.mark.parametrize(
+    "device_epochs, device_final, verdict, fragment",
+    [
+        ([3, 3, 3], 0.96, "PASS", "3.0 epochs to 95% against 3.0"),
+        ([3, 3, 4], 0.96, "PASS", "3.3 epochs"),  # one more epoch once in three: not significant
+        ([4, 4, 4], 0.96, "FAIL", "p = 0.000"),  # no spread: any difference counts
+        ([3, None, 3], 0.96, "FAIL", "1 of 3 runs never reached 95%"),
+        ([3, 3, 3], 0.95, "FAIL", "1.00 points below"),  # 0.95 against 0.96, margin 0.5 points
+        ([3, 3, 3], 0.958, "PASS", "-0.20 points"),
+    ],
+)
+def test_parity_verdicts(tmp_path, device_epochs, device_final, verdict, fragment):
+    records = _runs("cpu", [3, 3, 3]) + _runs("cpu1", device_epochs, final=device_final)
+    _, verdicts = _verdicts(tmp_path, records)
+    assert verdicts.loc["cpu1", "parity"] == verdict and fragment in verdicts.loc["cpu1", "parity_reason"]
+    assert verdicts.loc["cpu", "parity"] == ""
+
+
+def test_welch_one_sided_against_a_hand_computed_p():
+    base, dev = np.array([3.0, 4.0, 3.0]), np.array([5.0, 6.0, 5.0])
+    slower, p = parity.slower_to_converge(base, dev)
+    # t = 2 / sqrt(1/9 + 1/9) = 4.243, df = 4: one-sided p = 0.00661
+    assert slower and p == pytest.approx(0.00661, abs=1e-4)
+    assert parity.slower_to_converge(dev, base) == (False, 1.0)
+
+
+def test_a_failed_device_headline_quotes_no_training_speedup():
+    from mnist_speedup.report.sections import headline
+
+    row = pd.Series({"device": "gpu-amp", "batch_size": 500, "speedup": 2.5, "parity": "FAIL",
+                     "parity_reason": "needs more epochs to 95% (5.0 against 4.0; one-sided Welch p = 0.001)"})  # fmt: skip
+    sentence = headline._sentence(row, "gpu-amp", "cpu", "")
+    assert sentence.startswith("gpu-amp did not train to the same quality as cpu at batch size 500 (needs more")
+    assert "no training speedup is quoted" in sentence

@@ -1,0 +1,72 @@
+"""Issue 21: replication through the real `snakemake` and its checkpoint."""
+
+import json
+
+import pytest
+
+from conftest import planned_jobs, snakemake, synthetic_workdir, write_config
+
+pytestmark = pytest.mark.slow
+
+#: a target no 2-thread CPU run meets, so that replication goes on to max_seeds
+IMPOSSIBLE = {"ci_half_width": 0.0001, "max_seeds": 3}
+TINY = {"workloads": {"mlp": {"type": "mlp", "hidden": [16]}}, "seeds": [1, 2], "replication": IMPOSSIBLE}
+AFTER_TRAINING = {"check_runs", "aggregate", "figure", "report_markdown", "all"}
+
+
+def plan(workdir, config, name="changed.yaml"):
+    cfg = write_config(workdir, config, name)
+    return planned_jobs(snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg)))
+
+
+@pytest.fixture(scope="module")
+def replicated(tmp_path_factory):
+    workdir, cfg, config = synthetic_workdir(tmp_path_factory.mktemp("replication"), **TINY)
+    first_plan = planned_jobs(snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg)))
+    proc = snakemake(workdir, "--cores", "2", "--configfile", str(cfg))
+    return workdir, config, first_plan, proc
+
+
+def test_the_checkpoint_plans_one_block_at_a_time(replicated):
+    _, _, first_plan, _ = replicated
+    # before anything ran: the listed seeds' blocks and the first round's measurement, nothing beyond
+    assert first_plan["train"] == 2 * 2 and first_plan["replication_round"] == 1
+
+
+def test_it_goes_on_to_max_seeds_and_says_why_it_stopped(replicated):
+    workdir, _, _, proc = replicated
+    results = workdir / "results" / "default"
+    assert sorted(p.name for p in (results / "runs/mlp/cpu/bs100").glob("*.json")) == [
+        "seed1.json", "seed2.json", "seed3.json"]  # fmt: skip
+    rounds = [json.loads((results / f"replication/round{r}.json").read_text()) for r in (0, 1)]
+    assert [r["seeds"] for r in rounds] == [[1, 2], [1, 2, 3]]
+    report = (results / "report.md").read_text()
+    assert "Replication: stopped at max_seeds 3: cpu1 at batch size 100 on workload mlp is still ±" in report
+    assert "seeds [1, 2, 3]" in report
+    out = proc.stdout + proc.stderr
+    assert "replication round 0: 2 seeds, widest interval" in out and "replication round 1: 3 seeds" in out
+    assert "of at most 6 runs" in out  # the progress line knows the total is an upper bound
+
+
+def test_a_finished_run_and_a_looser_target_plan_nothing(replicated):
+    workdir, config, _, _ = replicated
+    assert plan(workdir, config) == {}
+    assert plan(workdir, {**config, "replication": {"ci_half_width": 0.9, "max_seeds": 3}}) == {}
+
+
+def test_a_tighter_target_adds_blocks_only(replicated):
+    workdir, config, _, _ = replicated
+    jobs = plan(workdir, {**config, "replication": {"ci_half_width": 0.0001, "max_seeds": 4}})
+    assert jobs == {"train": 2, "replication_round": 1, **dict.fromkeys(AFTER_TRAINING, 1)}
+
+
+def test_an_interrupted_run_resumes_where_it_stopped(replicated):
+    workdir, config, _, _ = replicated
+    record = workdir / "results/default/runs/mlp/cpu1/bs100/seed3.json"
+    saved = record.read_bytes()
+    record.unlink()  # as if the run of seed 3 had been interrupted
+    try:
+        jobs = plan(workdir, config)
+        assert jobs["train"] == 1 and "calibrate" not in jobs
+    finally:
+        record.write_bytes(saved)
