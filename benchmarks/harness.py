@@ -43,6 +43,7 @@ def worker_trainer(npz: str, threads: int, batch_size: int = BATCH, steps_per_ca
     from mnist_speedup import run, trainer
 
     spec = run.RunSpec.with_defaults(
+        workload="mlp", workload_spec={"type": "mlp"},
         device="cpu", device_spec={"type": "cpu", "threads": threads}, batch_size=batch_size, seed=1,
         epochs=EPOCHS, warmup_epochs=1, step_samples=0, steps_per_call=steps_per_call,
     )  # fmt: skip
@@ -93,8 +94,9 @@ def worker_keras(npz: str, threads: int) -> dict:
 def worker_calibrate(threads: int) -> dict:
     from mnist_speedup import calibrate
 
-    result = calibrate.measure({"type": "cpu", "threads": threads}, [BATCH], 2048, 7, log=lambda *a: None)
-    return {"calibrated_flops_per_s": result["mlp_shapes"][str(BATCH)]["flops_per_s_median"],
+    spec = {"type": "cpu", "threads": threads}
+    result = calibrate.measure(spec, {"type": "mlp"}, [BATCH], 2048, 7, log=lambda *a: None)
+    return {"calibrated_flops_per_s": result["workload_shapes"][str(BATCH)]["flops_per_s_median"],
             "square_flops_per_s": result["square"]["flops_per_s_median"]}  # fmt: skip
 
 

@@ -201,6 +201,13 @@ def test_parity_verdicts(tmp_path, device_epochs, device_final, verdict, fragmen
     assert verdicts.loc["cpu", "parity"] == ""
 
 
+def test_when_neither_reaches_the_target_only_the_accuracy_compares(tmp_path):
+    records = _runs("cpu", [None, None]) + _runs("cpu1", [None, None])
+    _, verdicts = _verdicts(tmp_path, records)
+    assert verdicts.loc["cpu1", "parity"] == "PASS"
+    assert verdicts.loc["cpu1", "parity_reason"].startswith("neither reached 95% in 6 epochs, so only the final")
+
+
 def test_welch_one_sided_against_a_hand_computed_p():
     base, dev = np.array([3.0, 4.0, 3.0]), np.array([5.0, 6.0, 5.0])
     slower, p = parity.slower_to_converge(base, dev)
@@ -217,3 +224,30 @@ def test_a_failed_device_headline_quotes_no_training_speedup():
     sentence = headline._sentence(row, "gpu-amp", "cpu", "")
     assert sentence.startswith("gpu-amp did not train to the same quality as cpu at batch size 500 (needs more")
     assert "no training speedup is quoted" in sentence
+
+
+@pytest.mark.parametrize("device_spec", [
+    {"jit_compile": True},
+    {"jit_compile": True, "precision": "mixed_bfloat16"},
+    {"jit_compile": True, "precision": "mixed_float16"},
+])  # fmt: skip
+def test_xla_compiles_and_trains_in_every_precision(device_spec):
+    """The compiled training function with jit_compile: every step of an
+    epoch is applied and the loss falls on learnable data."""
+    from mnist_speedup import trainer
+
+    tf, tl = _tf()
+    spec = run.RunSpec.with_defaults(workload="m", workload_spec={"type": "mlp", "hidden": [32]}, device="cpu",
+                                     device_spec={"type": "cpu", "threads": 1, **device_spec},
+                                     batch_size=20, seed=1, epochs=2, warmup_epochs=1, step_samples=0)  # fmt: skip
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 10, 200)
+    x = (np.eye(10)[y].repeat(79, axis=1)[:, :784] + 0.1 * rng.random((200, 784))).astype(np.float32)
+    data = {"x_train": x, "y_train": y, "x_val": x[:40], "y_val": y[:40], "x_test": x[:40], "y_test": y[:40]}
+    training = trainer.CompiledTraining(tf, tl, "/CPU:0", spec, data, 10, {})
+    training.trace()
+    first = float(training.run_epoch()) / 10
+    for _ in range(5):
+        last = float(training.run_epoch()) / 10
+    assert int(training.step_count.numpy()) + training.scaler.skipped_steps() == 60
+    assert last < first

@@ -48,10 +48,12 @@ def test_it_goes_on_to_max_seeds_and_says_why_it_stopped(replicated):
     assert "of at most 6 runs" in out  # the progress line knows the total is an upper bound
 
 
-def test_a_finished_run_and_a_looser_target_plan_nothing(replicated):
+def test_a_finished_run_and_a_looser_target_plan_no_training(replicated):
     workdir, config, _, _ = replicated
     assert plan(workdir, config) == {}
-    assert plan(workdir, {**config, "replication": {"ci_half_width": 0.9, "max_seeds": 3}}) == {}
+    # rounds already run are kept; only the report, whose stop reason names the target, is redone
+    looser = plan(workdir, {**config, "replication": {"ci_half_width": 0.9, "max_seeds": 3}})
+    assert looser == {"report_markdown": 1, "all": 1}
 
 
 def test_a_tighter_target_adds_blocks_only(replicated):
@@ -61,12 +63,17 @@ def test_a_tighter_target_adds_blocks_only(replicated):
 
 
 def test_an_interrupted_run_resumes_where_it_stopped(replicated):
+    """The state a call leaves when it is stopped in round 1, after seed 3's
+    cpu run and before its cpu1 run: no round-1 measurement, no tables yet.
+    The next call runs only what is missing."""
     workdir, config, _, _ = replicated
-    record = workdir / "results/default/runs/mlp/cpu1/bs100/seed3.json"
-    saved = record.read_bytes()
-    record.unlink()  # as if the run of seed 3 had been interrupted
+    results = workdir / "results/default"
+    gone = [results / "runs/mlp/cpu1/bs100/seed3.json", results / "replication/round1.json", results / "summary.csv"]
+    saved = {p: p.read_bytes() for p in gone}
+    for p in gone:
+        p.unlink()
     try:
-        jobs = plan(workdir, config)
-        assert jobs["train"] == 1 and "calibrate" not in jobs
+        assert plan(workdir, config) == {"train": 1, "replication_round": 1, **dict.fromkeys(AFTER_TRAINING, 1)}
     finally:
-        record.write_bytes(saved)
+        for p, data in saved.items():
+            p.write_bytes(data)

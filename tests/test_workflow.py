@@ -327,7 +327,7 @@ def test_another_experiment_keeps_the_first_ones_results(finished):
     other_cfg = write_config(workdir, other, "solo.yaml")
     snakemake(workdir, "--cores", "2", "--configfile", str(other_cfg))
     assert (workdir / "results" / "solo" / "report.md").exists()
-    assert (workdir / "results" / "solo" / "runs" / "cpu1" / "bs100" / "seed1.json").exists()
+    assert (workdir / "results" / "solo" / "runs" / "mlp" / "cpu1" / "bs100" / "seed1.json").exists()
     after = {p: p.stat().st_mtime_ns for p in (workdir / "results" / "default").rglob("*") if p.is_file()}
     assert after == before
     assert plan(workdir, config) == {}  # switching back plans nothing
@@ -368,7 +368,7 @@ def test_bundle_round_trip_and_a_tampered_bundle(finished, tmp_path):
     # the same bundle with one record edited after it was made
     tampered = tmp_path / "tampered" / "bundle-lab-gpu-box.tar.gz"
     tampered.parent.mkdir()
-    edited_run = b_results / "runs" / "cpu" / "bs100" / "seed1.json"
+    edited_run = b_results / "runs" / "mlp" / "cpu" / "bs100" / "seed1.json"
     edited_run.write_text(edited_run.read_text().replace('"seed": 1', '"seed": 1 '))
     with tarfile.open(theirs, "r:gz") as src, tarfile.open(tampered, "w:gz") as dst:
         for info in src:
@@ -448,7 +448,7 @@ def test_zz_a_refused_record_leaves_every_file_of_the_last_good_run_as_it_was(fi
     """Issue 18 (8). Last in this module: it leaves a refused record behind."""
     workdir, cfg, _, _ = finished
     results = workdir / "results" / "default"
-    edited_record = results / "runs" / "cpu1" / "bs100" / "seed2.json"
+    edited_record = results / "runs" / "mlp" / "cpu1" / "bs100" / "seed2.json"
     record = json.loads(edited_record.read_text())
     record["quality"]["test_accuracy"] = 0.99  # edited after it was sealed
     edited_record.write_text(json.dumps(record))

@@ -42,7 +42,8 @@ def seeds_of_round(listed: list[int], round_: int) -> list[int]:
 
 
 def relative_half_width(low: float, high: float, estimate: float) -> float:
-    """Half the interval's width over the estimate (inf: no interval)."""
+    """Half the interval's width over the estimate (inf: no interval; a
+    measurement file writes it as null)."""
     if not all(math.isfinite(v) for v in (low, high, estimate)) or estimate <= 0:
         return math.inf
     return (high - low) / 2 / estimate
@@ -58,7 +59,12 @@ def widest(speedup: pd.DataFrame, baseline: str) -> dict:
               zip(others.speedup_ci_low, others.speedup_ci_high, others.speedup)]  # fmt: skip
     i = max(range(len(widths)), key=lambda k: widths[k])
     row = others.iloc[i]
-    return {"half_width": widths[i], "device": row.device, "workload": row.workload, "batch_size": int(row.batch_size)}
+    return {
+        "half_width": widths[i] if math.isfinite(widths[i]) else None,
+        "device": row.device,
+        "workload": row.workload,
+        "batch_size": int(row.batch_size),
+    }
 
 
 @dataclass(frozen=True)
@@ -75,14 +81,18 @@ def _where(w: dict) -> str:
     return f"{w['device']} at batch size {w['batch_size']} on workload {w['workload']}"
 
 
-def _pct(x: float) -> str:
-    return "no interval" if not math.isfinite(x) else f"±{x:.1%}".replace(".0%", "%")
+def _half(w: dict) -> float:
+    return math.inf if w["half_width"] is None else w["half_width"]
+
+
+def _pct(x: float | None) -> str:
+    return "no interval" if x is None or not math.isfinite(x) else f"±{x:.1%}".replace(".0%", "%")
 
 
 def reason(measured: dict, target: float, max_seeds: int) -> str:
     """Why replication stopped (or goes on), in words."""
     n, w = len(measured["seeds"]), measured["widest"]
-    if w["half_width"] <= target:
+    if _half(w) <= target:
         return f"every interval within ±{target:.0%} at {n} seeds (widest {_pct(w['half_width'])}: {_where(w)})"
     if n >= max_seeds:
         return f"stopped at max_seeds {max_seeds}: {_where(w)} is still {_pct(w['half_width'])}"
@@ -96,16 +106,19 @@ def progress(measured: dict) -> str:
 
 
 def wants_more(measured: dict, target: float, max_seeds: int) -> bool:
-    return measured["widest"]["half_width"] > target and len(measured["seeds"]) < max_seeds
+    return _half(measured["widest"]) > target and len(measured["seeds"]) < max_seeds
 
 
 def decide(listed: list[int], target: float, max_seeds: int, measurement, exists) -> Decision:
-    """Walk the rounds: ``measurement(r)`` is round r's measurement (it may
-    raise while that round is not measured yet: Snakemake's checkpoint),
-    ``exists(seeds)`` whether every run of those seeds is already recorded."""
+    """Walk the rounds: ``measurement(r)`` is round r's measurement (None:
+    not measured yet; the decision then stops there, pending, so that round
+    is run and measured first), ``exists(seeds)`` whether every run of those
+    seeds is already recorded."""
     r = 0
     while True:
         measured = measurement(r)
+        if measured is None:
+            return Decision(r, seeds_of_round(listed, r), False, f"round {r} is not measured yet")
         more = wants_more(measured, target, max_seeds)
         if not more and not exists(seeds_of_round(listed, r + 1)):
             return Decision(r, seeds_of_round(listed, r), True, reason(measured, target, max_seeds))

@@ -151,13 +151,18 @@ REPLICATION_ROUND = f"{RESULTS}/replication/round{{round}}.json"
 
 
 def replication_decision():
-    """Where replication stands (mnist_speedup/replication.py): each round's
-    measurement comes from the checkpoint replication_round; a round not
-    measured yet makes Snakemake run its blocks and measure it first."""
+    """Where replication stands (mnist_speedup/replication.py). Each round
+    is measured by the checkpoint replication_round; a round not measured
+    yet is an input of the jobs that read the decision, so its blocks run
+    and it is measured first, and when that checkpoint finishes Snakemake
+    evaluates their inputs again (the next round, or the stop). A missing
+    round is a plain input rather than checkpoints.get()'s target: a
+    checkpoint target does not make a finished job rerun when a tighter
+    target asks for another round (Snakemake 9.27)."""
 
     def measurement(round_):
-        path = checkpoints.replication_round.get(round=round_).output[0]
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        path = Path(REPLICATION_ROUND.format(round=round_))
+        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
     def exists(seeds):
         return all(Path(f).exists() for f in run_files_of(seeds))
@@ -181,7 +186,9 @@ def run_files(wildcards=None):
 
 
 def replication_files(wildcards=None):
-    """The last round's measurement, for the report's stop reason."""
+    """The round the decision stands at: the last measured one (for the
+    report's stop reason), or the one to be measured next (so that the jobs
+    reading the decision wait for it and are planned again after it)."""
     if not REPLICATION:
         return []
     return [REPLICATION_ROUND.format(round=replication_decision().rounds)]

@@ -10,6 +10,7 @@ rule check_runs:
         runs=run_files,
         calibration=calibration_files(),
         extra=extra_result_files(),
+        replication=replication_files,
     output:
         f"{LOGS}/checked_runs.json",
     log:
@@ -33,6 +34,7 @@ rule aggregate:
         runs=run_files,
         calibration=calibration_files(),
         extra=extra_result_files(),
+        replication=replication_files,
     output:
         summary=report(
             f"{RESULTS}/summary.csv",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 
 import pandas as pd
 
@@ -71,6 +72,12 @@ def times(v) -> str:
 
 def mean_sd(means, sds, fmt="{:.3f}") -> list[str]:
     return [f"{num(m, fmt)} ± {num(s, fmt)}" for m, s in zip(means, sds)]
+
+
+def ci_name(method) -> str:
+    """``95% CI``, or the level an interval was computed at (``97% CI`` under replication)."""
+    found = re.search(r"computed at the (\d+)% level", method) if isinstance(method, str) else None
+    return f"{found.group(1)}% CI" if found else "95% CI"
 
 
 def workload_column(report, df: pd.DataFrame) -> dict:

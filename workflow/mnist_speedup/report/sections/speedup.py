@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..format import ci, esc, mean_sd, num, table, times
+from ..format import ci, ci_name, esc, mean_sd, num, table, times
 
 
 def _table(sp: pd.DataFrame, names: dict) -> str:
@@ -15,7 +15,8 @@ def _table(sp: pd.DataFrame, names: dict) -> str:
             "epoch (s), mean ± SD": mean_sd(sp.epoch_s_mean, sp.epoch_s_std),
             "samples/s": sp.samples_per_s.map(lambda v: num(v, "{:,.0f}")),
             "speedup": sp.speedup.map(times),
-            "95% CI": [ci(*v) for v in zip(sp.speedup_ci_low, sp.speedup_ci_high, sp.speedup_ci_note)],
+            ci_name(" ".join(sp.ci_method.astype(str))): [ci(*v) for v in zip(sp.speedup_ci_low, sp.speedup_ci_high,
+                                                                  sp.speedup_ci_note)],  # fmt: skip
             "interval method": sp.ci_method,
             "n": sp.n,
             "CV seeds": sp.cv_seeds.map(lambda v: num(v * 100, "{:.1f}%")),
