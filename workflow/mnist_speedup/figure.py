@@ -166,7 +166,14 @@ def _legend(fig, devices, colours, names, batch_sizes, target) -> None:
     ]
     if target is not None:
         handles.append(Line2D([], [], color="0.2", ls=(0, (4, 2)), lw=0.8, label=f"(c) target {target:.0%}"))
-    fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 5), frameon=False)
+    fig.legend(handles=handles, loc="outside lower center", ncol=legend_columns(handles), frameon=False)
+
+
+def legend_columns(handles, width_chars: int = 120) -> int:
+    """As many legend columns as fit the figure's width with the longest
+    entry (device labels with their numerics are long), at most 5."""
+    longest = max(len(h.get_label()) for h in handles) + 6  # the line sample and the gap
+    return max(1, min(len(handles), 5, width_chars // longest))
 
 
 def _letter(ax, letter: str) -> None:
@@ -325,7 +332,7 @@ def draw_scaling(speedup: pd.DataFrame, baseline: str, options: dict | None = No
                     Line2D([], [], color="0.4", marker="o", mfc="white", ls="none", ms=3.5, label="(a) no interval"),
                     Line2D([], [], color="0.35", ls="-.", lw=0.8, label="(a) 1× = no speedup"),
                     Line2D([], [], color="0.4", ls=(0, (1, 1.5)), lw=0.9, label="(b) calibrated bound")]  # fmt: skip
-        fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 5), frameon=False)
+        fig.legend(handles=handles, loc="outside lower center", ncol=legend_columns(handles), frameon=False)
         if opts.get("title"):
             fig.suptitle(plain(opts["title"]), fontsize=9)
     return fig

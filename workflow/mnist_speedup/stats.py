@@ -127,7 +127,8 @@ def paired_fieller_ratio(numerator, denominator, level: float = CI_LEVEL) -> Rat
 
 def at_level(r: Ratio, level: float) -> Ratio:
     """A ratio whose interval was computed at another level than 95%, so named."""
-    return Ratio(r.estimate, r.low, r.high, r.df, f"{r.method}, computed at the {level:.0%} level", r.reason)
+    method = r.method.replace("95% CI", f"{level:.0%} CI") + " (widened for replication's stopping rule)"
+    return Ratio(r.estimate, r.low, r.high, r.df, method, r.reason)
 
 
 def cv(values) -> float:

@@ -75,8 +75,8 @@ def mean_sd(means, sds, fmt="{:.3f}") -> list[str]:
 
 
 def ci_name(method) -> str:
-    """``95% CI``, or the level an interval was computed at (``97% CI`` under replication)."""
-    found = re.search(r"computed at the (\d+)% level", method) if isinstance(method, str) else None
+    """``95% CI``, or the level an interval was widened to (``97% CI`` under replication)."""
+    found = re.search(r"(\d+)% CI .*widened", method) if isinstance(method, str) else None
     return f"{found.group(1)}% CI" if found else "95% CI"
 
 

@@ -29,8 +29,9 @@ def render(report) -> list[str]:
     return [
         "## Efficiency against each device's own limit",
         "",
-        "Achieved training FLOP/s (analytic count per step) against the calibrated float32 "
-        "rate of the same device at the workload's own shapes (its matrix products and convolutions). On CPU "
+        "Achieved training FLOP/s (analytic count per step) against the calibrated rate of the same device, in "
+        "its own precision (bfloat16 products for a bf16 device), at the workload's own shapes (its matrix "
+        "products and convolutions). On float32 CPU "
         "devices the same matrix products (MLPs only) through NumPy's BLAS show whether TensorFlow, not the hardware, is the limit: where "
         "NumPy is much faster, the framework is.",
         "",

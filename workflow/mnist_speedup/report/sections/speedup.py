@@ -47,7 +47,13 @@ def render(report) -> list[str]:
         f"S = mean(T_{esc(baseline)}) / mean(T_device) of steady-state epoch times. Where both devices ran "
         "in the same interleaved blocks, the 95% interval is Fieller's for paired means (shared drift "
         "cancels); otherwise Fieller's for independent means. An interval that would be unbounded or "
-        "reach 0 is not shown.",
+        "reach 0 is not shown."
+        + (
+            " With replication the intervals are Fieller's at the 97% level: stopping when the interval is tight "
+            "would otherwise cost the 95% interval its coverage (see README, Replication)."
+            if sp.ci_method.astype(str).str.contains("widened").any()
+            else ""
+        ),  # fmt: skip
         "",
         *_tables(report),
         "",
