@@ -30,13 +30,14 @@ def run_worker(module: str, body: str, **fmt) -> dict:
 def test_calibration_output_schema():
     out = run_worker(
         "calibrate",
-        "r = calibrate.measure({{'type': 'cpu', 'threads': 1}}, [32, 64], 128, 3, log=lambda *a: None)\n"
+        "r = calibrate.measure({{'type': 'cpu', 'threads': 1}}, {{'type': 'mlp'}}, [32, 64], 128, 3, log=lambda *a: None)\n"
         "print('RESULT' + json.dumps(r))",
     )
-    assert out["schema_version"] == 1 and out["device_spec"] == {"type": "cpu", "threads": 1}
-    assert set(out["mlp_shapes"]) == {"32", "64"}
-    for bs, result in out["mlp_shapes"].items():
-        assert len(result["shapes_mkn"]) == 8 and [int(bs), 784, 800] in result["shapes_mkn"]
+    assert out["schema_version"] == 2 and out["device_spec"] == {"type": "cpu", "threads": 1}
+    assert out["workload_spec"] == {"type": "mlp"} and out["dtype"] == "float32"
+    assert set(out["workload_shapes"]) == {"32", "64"}
+    for bs, result in out["workload_shapes"].items():
+        assert len(result["products"]) == 8 and ["matmul", int(bs), 784, 800] in result["products"]
         assert len(result["flops_per_s_all"]) == 3
         assert result["flops_per_s_median"] == pytest.approx(float(np.median(result["flops_per_s_all"])))
         assert 1e6 < result["flops_per_s_median"] < 1e14
@@ -50,7 +51,7 @@ def test_deterministic_runs_repeat_every_epoch_loss(tmp_path):
     npz = tmp_path / "d.npz"
     np.savez(npz, x_train=x, y_train=y, x_val=x[:100], y_val=y[:100], x_test=x[:100], y_test=y[:100])
     body = (
-        "spec = run.RunSpec.with_defaults(device='cpu', device_spec={{'type': 'cpu', 'threads': 2}}, batch_size=50, seed=7,"
+        "spec = run.RunSpec.with_defaults(workload='mlp', workload_spec={{'type': 'mlp'}}, device='cpu', device_spec={{'type': 'cpu', 'threads': 2}}, batch_size=50, seed=7,"
         " epochs=3, step_samples=0, deterministic=True)\n"
         "r = run.make_record(spec, trainer.run(spec, {npz!r}, log=lambda *a: None), lock_wait_s=0.0, training_code='t', data_digest='d')\n"
         "print('RESULT' + json.dumps([r['quality']['epoch_loss'], r['deterministic']]))"

@@ -226,12 +226,13 @@ def test_a_failed_device_headline_quotes_no_training_speedup():
     assert "no training speedup is quoted" in sentence
 
 
-@pytest.mark.parametrize("device_spec", [
-    {"jit_compile": True},
-    {"jit_compile": True, "precision": "mixed_bfloat16"},
-    {"jit_compile": True, "precision": "mixed_float16"},
+@pytest.mark.parametrize("device_spec, pipeline", [
+    ({"jit_compile": True}, "device"),
+    ({"jit_compile": True, "precision": "mixed_bfloat16"}, "device"),
+    ({"jit_compile": True, "precision": "mixed_float16"}, "device"),
+    ({"jit_compile": True}, "host"),  # XLA works with the host pipeline too, so it is not refused there
 ])  # fmt: skip
-def test_xla_compiles_and_trains_in_every_precision(device_spec):
+def test_xla_compiles_and_trains_in_every_precision(device_spec, pipeline):
     """The compiled training function with jit_compile: every step of an
     epoch is applied and the loss falls on learnable data."""
     from mnist_speedup import trainer
@@ -239,7 +240,8 @@ def test_xla_compiles_and_trains_in_every_precision(device_spec):
     tf, tl = _tf()
     spec = run.RunSpec.with_defaults(workload="m", workload_spec={"type": "mlp", "hidden": [32]}, device="cpu",
                                      device_spec={"type": "cpu", "threads": 1, **device_spec},
-                                     batch_size=20, seed=1, epochs=2, warmup_epochs=1, step_samples=0)  # fmt: skip
+                                     batch_size=20, seed=1, epochs=2, warmup_epochs=1, step_samples=0,
+                                     input_pipeline=pipeline, steps_per_call=1 if pipeline == "host" else "epoch")  # fmt: skip
     rng = np.random.default_rng(0)
     y = rng.integers(0, 10, 200)
     x = (np.eye(10)[y].repeat(79, axis=1)[:, :784] + 0.1 * rng.random((200, 784))).astype(np.float32)

@@ -24,7 +24,7 @@ WORKER = textwrap.dedent(
     data = trainer.load_data({npz!r})
     out = {{}}
     for per_call in (1, 7, "epoch"):
-        spec = run.RunSpec.with_defaults(device="cpu", device_spec={{"type": "cpu", "threads": 2}}, batch_size=40, seed=3,
+        spec = run.RunSpec.with_defaults(workload="mlp", workload_spec={{"type": "mlp"}}, device="cpu", device_spec={{"type": "cpu", "threads": 2}}, batch_size=40, seed=3,
                                epochs=3, step_samples=12, steps_per_call=per_call)
         tf.keras.utils.set_random_seed(spec.seed)
         steps = len(data["x_train"]) // spec.batch_size

@@ -178,8 +178,8 @@ def replication_decision():
 
 def run_files(wildcards=None):
     """The run records the results use: the listed seeds, and with
-    replication every round it decided on (an input function: it may wait
-    for the checkpoint)."""
+    replication every round decided on so far (an input function, evaluated
+    again each time a round's checkpoint finishes)."""
     if not REPLICATION:
         return run_files_of(config["seeds"])
     return run_files_of(replication_decision().seeds)
