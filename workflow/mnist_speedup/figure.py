@@ -102,13 +102,19 @@ def _throughput(ax, speedup: pd.DataFrame, devices, colours) -> None:
     ax.set(xlabel="Batch size (samples)", ylabel="Training throughput (samples/s)")
 
 
+def _speedup_top(rows: pd.DataFrame) -> float:
+    """The top of a speedup axis: above the highest interval, but never more
+    than 3 times the largest estimate (a wild interval is cut, with a mark)."""
+    if not len(rows):
+        return 2.0
+    highs = rows.speedup_ci_high.where(np.isfinite(rows.speedup_ci_high), rows.speedup)
+    return min(max(1.2, float(np.nanmax(highs)) * 1.1), max(1.2, 3 * float(np.nanmax(rows.speedup))))
+
+
 def _speedup(ax, speedup: pd.DataFrame, devices, colours, baseline: str) -> None:
     others = [d for d in devices if d != baseline]
     rows_all = speedup[speedup.device.isin(others)]
-    highs = rows_all.speedup_ci_high.where(np.isfinite(rows_all.speedup_ci_high), rows_all.speedup)
-    top = max(1.2, float(np.nanmax(highs)) * 1.1) if len(rows_all) else 2.0
-    cap = max(1.2, 3 * float(np.nanmax(rows_all.speedup)) if len(rows_all) else 2.0)
-    top = min(top, cap)
+    top = _speedup_top(rows_all)
     for i, device in enumerate(others):
         rows = speedup[speedup.device == device].sort_values("batch_size")
         c, x = colours[device], _dodged(rows.batch_size, i, len(others))
@@ -250,9 +256,7 @@ def draw_timeline(summary: pd.DataFrame, baseline: str, options: dict | None = N
 
 def _scaling_speedup(ax, speedup: pd.DataFrame, devices, colours, styles, baseline: str) -> None:
     others = speedup[speedup.device != baseline]
-    highs = others.speedup_ci_high.where(np.isfinite(others.speedup_ci_high), others.speedup)
-    top = min(max(1.2, float(np.nanmax(highs)) * 1.1), max(1.2, 3 * float(np.nanmax(others.speedup)))) if len(
-        others) else 2.0  # fmt: skip
+    top = _speedup_top(others)
     for device in devices:
         for bs, rows in others[others.device == device].groupby("batch_size"):
             rows, c = rows.sort_values("flops_per_step"), colours[device]
