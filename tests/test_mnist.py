@@ -144,12 +144,28 @@ def test_split_is_the_originals(tmp_path, synthetic_contents):
     sizes = mnist.prepare(tmp_path, tmp_path / "mnist.npz", validation_size=200)
     assert sizes == {"x_train": 1000, "x_val": 200, "x_test": 300}
     with np.load(tmp_path / "mnist.npz") as npz:
-        assert npz["x_train"].dtype == np.float32 and npz["x_train"].shape == (1000, 784)
-        assert 0.0 <= npz["x_train"].min() and npz["x_train"].max() <= 1.0
+        assert npz["x_train"].dtype == np.uint8 and npz["x_train"].shape == (1000, 784)
         raw = mnist.parse_idx(synthetic_contents["train-images-idx3-ubyte"], 3)
         # validation is the *last* N training images
-        assert np.allclose(npz["x_val"][-1], raw[-1].reshape(-1) / 255.0)
-        assert np.allclose(npz["x_train"][0], raw[0].reshape(-1) / 255.0)
+        assert np.array_equal(npz["x_val"][-1], raw[-1].reshape(-1))
+        assert np.array_equal(npz["x_train"][0], raw[0].reshape(-1))
+
+
+def test_a_run_loads_the_pixels_as_float32_in_0_1_bit_for_bit(tmp_path, synthetic_contents):
+    """The npz keeps bytes; what a run trains on is exactly the float32
+    pixels / 255 that earlier versions stored."""
+    from mnist_speedup import trainer
+
+    write_mirror(tmp_path, synthetic_contents)
+    mnist.prepare(tmp_path, tmp_path / "mnist.npz", validation_size=200)
+    data = trainer.load_data(tmp_path / "mnist.npz")
+    raw = mnist.parse_idx(synthetic_contents["train-images-idx3-ubyte"], 3).reshape(-1, 784)
+    want = (raw.astype(np.float32) / 255.0).astype(np.float32)
+    assert data["x_train"].dtype == np.float32 and data["x_train"].shape == (1000, 784)
+    assert np.array_equal(data["x_train"], want[:1000]) and np.array_equal(data["x_val"], want[1000:])
+    assert data["x_train"].min() == 0.0 and data["x_train"].max() == 1.0  # full scale
+    floats = mnist.pixels(want)  # an npz of floats (hand-made, or an earlier version's) is taken as is
+    assert floats.dtype == np.float32 and np.array_equal(floats, want)
 
 
 def test_every_image_keeps_its_own_label_in_each_split(tmp_path, synthetic_contents):
@@ -157,9 +173,9 @@ def test_every_image_keeps_its_own_label_in_each_split(tmp_path, synthetic_conte
     the pair of the IDX files: a label shifted by one against its image fails."""
     write_mirror(tmp_path, synthetic_contents)
     mnist.prepare(tmp_path, tmp_path / "mnist.npz", validation_size=200)
-    images = mnist.parse_idx(synthetic_contents["train-images-idx3-ubyte"], 3).reshape(-1, 784) / 255.0
+    images = mnist.parse_idx(synthetic_contents["train-images-idx3-ubyte"], 3).reshape(-1, 784)
     labels = mnist.parse_idx(synthetic_contents["train-labels-idx1-ubyte"], 1)
-    test_images = mnist.parse_idx(synthetic_contents["t10k-images-idx3-ubyte"], 3).reshape(-1, 784) / 255.0
+    test_images = mnist.parse_idx(synthetic_contents["t10k-images-idx3-ubyte"], 3).reshape(-1, 784)
     test_labels = mnist.parse_idx(synthetic_contents["t10k-labels-idx1-ubyte"], 1)
     with np.load(tmp_path / "mnist.npz") as npz:
         for x, y, want_x, want_y in [
@@ -167,4 +183,4 @@ def test_every_image_keeps_its_own_label_in_each_split(tmp_path, synthetic_conte
             (npz["x_val"], npz["y_val"], images[-200:], labels[-200:]),
             (npz["x_test"], npz["y_test"], test_images, test_labels),
         ]:
-            assert np.allclose(x, want_x) and np.array_equal(y, want_y)
+            assert np.array_equal(x, want_x) and np.array_equal(y, want_y)

@@ -239,7 +239,7 @@ def content_digest(npz: Path) -> str:
 
 def write_npz(dest: Path, **arrays) -> None:
     with atomic.replacing(dest) as tmp, open(tmp, "wb") as fh:
-        np.savez_compressed(fh, **arrays)
+        np.savez(fh, **arrays)  # uncompressed: every run loads it, and bytes compress little
 
 
 # --------------------------------------------------------------------- IDX
@@ -272,6 +272,14 @@ def read_idx_gz(path: Path, ndim: int) -> np.ndarray:
     return parse_idx(gzip.decompress(Path(path).read_bytes()), ndim, name=Path(path).name)
 
 
+def pixels(images: np.ndarray) -> np.ndarray:
+    """Images as the network takes them: float32 in [0, 1]. Bytes (as the
+    npz holds them) are divided by 255; floats are taken as already scaled."""
+    if images.dtype == np.uint8:
+        return (images.astype(np.float32) / 255.0).astype(np.float32)
+    return images.astype(np.float32, copy=False)
+
+
 def split(
     train_images: np.ndarray,
     train_labels: np.ndarray,
@@ -280,8 +288,9 @@ def split(
     validation_size: int = 10_000,
 ) -> dict[str, np.ndarray]:
     """The original's split: the last ``validation_size`` training images
-    are the validation set; pixels are scaled to [0, 1] as float32 and
-    flattened to 784 features."""
+    are the validation set, flattened to 784 features. Pixels stay bytes
+    (0-255; a quarter of the float32 size, so a run loads them in a fifth of
+    the time); ``pixels`` scales them to [0, 1] as float32 when a run loads them."""
     if len(train_images) != len(train_labels) or len(test_images) != len(test_labels):
         raise IDXError("image and label counts differ")
     if not 0 < validation_size < len(train_images):
@@ -291,7 +300,7 @@ def split(
         )
 
     def flat(images: np.ndarray) -> np.ndarray:
-        return (images.reshape(len(images), -1).astype(np.float32) / 255.0).astype(np.float32)
+        return np.ascontiguousarray(images.reshape(len(images), -1), dtype=np.uint8)
 
     cut = len(train_images) - validation_size
     return {

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import seal, stats
+from . import seal
 from .devices import LABEL_PATTERN
 
 #: 3: runs carry their workload (runs/<workload>/<device>/...); 2 had the MLP only
@@ -230,6 +230,8 @@ def _settings(record: dict) -> dict:
 
 
 def _timing(record: dict) -> dict:
+    from . import stats  # SciPy: not imported by the training process, which needs none of it
+
     t, loop = record["timing"], record["loop"]
     overhead = record.get("host_overhead") or {}
     per_call = overhead.get("per_call_s")
