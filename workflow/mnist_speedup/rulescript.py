@@ -4,6 +4,7 @@ and one clear error line on the console."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import sys
@@ -53,3 +54,8 @@ def logged(snakemake):
             console.write(f"ERROR in rule {snakemake.rule}: {message}\n(full log: {log_path})\n")
             console.flush()
             raise SystemExit(1) from None
+        finally:
+            # the work is done and written: spare the exit Python's last
+            # collection of every object (TensorFlow's graph makes that about
+            # 1 s per job, outside the timed epochs)
+            gc.freeze()
