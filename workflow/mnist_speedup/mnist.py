@@ -289,8 +289,9 @@ def split(
 ) -> dict[str, np.ndarray]:
     """The original's split: the last ``validation_size`` training images
     are the validation set, flattened to 784 features. Pixels stay bytes
-    (0-255; a quarter of the float32 size, so a run loads them in a fifth of
-    the time); ``pixels`` scales them to [0, 1] as float32 when a run loads them."""
+    (0-255, a quarter of the float32 size, so that the npz can be written
+    and read without compression); ``pixels`` scales them to [0, 1] as
+    float32 when a run loads them."""
     if len(train_images) != len(train_labels) or len(test_images) != len(test_labels):
         raise IDXError("image and label counts differ")
     if not 0 < validation_size < len(train_images):
