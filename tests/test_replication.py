@@ -144,3 +144,14 @@ def test_a_plain_95_percent_interval_would_fall_short_under_the_rule():
     rng = np.random.default_rng(21)
     results = [_rule_interval(rng, 0.95, noise=0.06) for _ in range(3000)]
     assert np.mean([r.low <= 2.0 <= r.high for r, _ in results]) < 0.93
+
+
+def test_the_report_names_the_level_an_interval_was_computed_at():
+    """The speedup table's header and the headline read "97% CI" for the
+    intervals replication widens, and "95% CI" otherwise."""
+    from mnist_speedup.report.format import ci_name
+
+    plain = stats.paired_fieller_ratio([2.0, 2.1, 1.9, 2.05], [1.0, 1.1, 0.95, 1.0])
+    assert ci_name(plain.method) == "95% CI"
+    assert ci_name(stats.at_level(plain, 0.97).method) == "97% CI"
+    assert ci_name(float("nan")) == "95% CI"  # a row without a method (the baseline's own)

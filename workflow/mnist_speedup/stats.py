@@ -125,9 +125,13 @@ def paired_fieller_ratio(numerator, denominator, level: float = CI_LEVEL) -> Rat
     return _roots(mb**2 - t2 * sbb / n, ma * mb - t2 * sab / n, ma**2 - t2 * saa / n, s, n - 1, PAIRED_METHOD)
 
 
+#: how a method reads when its interval was computed at another level than 95%
+WIDENED = " (widened for replication's stopping rule)"
+
+
 def at_level(r: Ratio, level: float) -> Ratio:
     """A ratio whose interval was computed at another level than 95%, so named."""
-    method = r.method.replace("95% CI", f"{level:.0%} CI") + " (widened for replication's stopping rule)"
+    method = r.method.replace("95% CI", f"{level:.0%} CI") + WIDENED
     return Ratio(r.estimate, r.low, r.high, r.df, method, r.reason)
 
 

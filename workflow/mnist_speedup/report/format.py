@@ -13,6 +13,8 @@ import re
 
 import pandas as pd
 
+from .. import stats
+
 
 def esc(value) -> str:
     """Text safe in a Markdown table cell and in HTML."""
@@ -75,8 +77,9 @@ def mean_sd(means, sds, fmt="{:.3f}") -> list[str]:
 
 
 def ci_name(method) -> str:
-    """``95% CI``, or the level an interval was widened to (``97% CI`` under replication)."""
-    found = re.search(r"(\d+)% CI .*widened", method) if isinstance(method, str) else None
+    """``95% CI``, or the level an interval was widened to (``97% CI`` under
+    replication), from the interval method that stats.at_level names."""
+    found = re.search(r"(\d+)% CI ", method) if isinstance(method, str) and stats.WIDENED in method else None
     return f"{found.group(1)}% CI" if found else "95% CI"
 
 

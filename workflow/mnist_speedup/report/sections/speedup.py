@@ -41,6 +41,7 @@ def render(report) -> list[str]:
     sp, names, baseline = report.tables.speedup, report.names, report.baseline
     notes = [f"- {esc(r.workload)}, batch size {r.batch_size}, {esc(r.device)}: {esc(r.few_runs_note)}."
              for _, r in sp.iterrows() if isinstance(r.few_runs_note, str)]  # fmt: skip
+    level = ci_name(" ".join(sp.ci_method.astype(str))).removesuffix(" CI")
     return [
         f"## Speedup over {esc(names[baseline])}",
         "",
@@ -49,9 +50,9 @@ def render(report) -> list[str]:
         "cancels); otherwise Fieller's for independent means. An interval that would be unbounded or "
         "reach 0 is not shown."
         + (
-            " With replication the intervals are Fieller's at the 97% level: stopping when the interval is tight "
-            "would otherwise cost the 95% interval its coverage (see README, Replication)."
-            if sp.ci_method.astype(str).str.contains("widened").any()
+            f" With replication the intervals are Fieller's at the {level} level: stopping when the interval is "
+            "tight would otherwise cost the 95% interval its coverage (see README, Replication)."
+            if level != "95%"
             else ""
         ),  # fmt: skip
         "",
