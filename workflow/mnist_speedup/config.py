@@ -221,6 +221,7 @@ def _resolve_devices(config: dict, gpus) -> None:
                 f"devices.{label}.type", f"unknown device type {spec.get('type')!r}", f"use one of {sorted(dev.TYPES)}"
             )
         kind.check(label, spec, config, _fail)
+        _check_framework(label, spec)
         config.setdefault("_warnings", []).extend(kind.check_numerics(label, spec))
     if config["baseline"] not in config["devices"]:
         _fail(
@@ -228,6 +229,22 @@ def _resolve_devices(config: dict, gpus) -> None:
             f"{config['baseline']!r} is not one of the devices {sorted(config['devices'])}",
             "set baseline to one of the device labels",
         )
+
+
+def _check_framework(label: str, spec: dict) -> None:
+    """The framework a device asks for: known, able to run the spec, installed here."""
+    from . import frameworks
+
+    name = spec.get("framework", frameworks.DEFAULT)
+    if name not in frameworks.TYPES:
+        _fail(f"devices.{label}.framework", f"unknown framework {name!r}", f"use one of {sorted(frameworks.TYPES)}")
+    framework = frameworks.TYPES[name]
+    framework.check_spec(label, spec, _fail)
+    missing = framework.missing()
+    if missing:
+        _fail(f"devices.{label}.framework",
+              f"{name} needs {', '.join(missing)}, which is not installed in this environment",
+              f"pip install -e '.[{framework.extra}]', or use another framework for device {label}")  # fmt: skip
 
 
 def _resolve_workloads(config: dict) -> None:

@@ -3,8 +3,8 @@
 A device spec is a plain dict from the config: ``{"type": "cpu", "threads":
 N}`` or ``{"type": "gpu", "index": I}``. Each type is one :class:`Device`
 subclass, registered in :data:`TYPES`, that says everything that differs
-between types: its conda env and threads, its process environment, how
-TensorFlow opens it, its energy meter and memory reader, how it is
+between types: its threads, its process environment, which accelerator
+it is (frameworks/ opens it), its energy and interference meters, how it is
 described in words, its cluster resources and its config checks. Nothing
 outside this module asks which type a device is; a new type (an Apple GPU,
 a TPU) is one class here.
@@ -101,7 +101,6 @@ class Device:
     ``spec`` is the device's config mapping (``type`` plus the kind's own keys)."""
 
     type: str = ""
-    conda_env: str = "../../envs/tensorflow.yaml"  # relative to workflow/rules/
     accelerator: bool = False  # a GPU-like device (its absence is worth a warning)
     compares_with_numpy: bool = False  # calibration also times NumPy's BLAS
     compares_threads: bool = False  # its speed should grow with its threads
@@ -118,20 +117,22 @@ class Device:
         return None
 
     def process_environment(self) -> dict[str, str]:
-        """Environment variables to set before TensorFlow is imported."""
+        """Environment variables to set before a framework is imported."""
         return {}
 
-    def open(self, tf):
-        """``(TensorFlow device name, physical device or None)``."""
-        raise NotImplementedError
+    def gpu_index(self) -> int | None:
+        """The GPU a framework opens (None: the host CPU)."""
+        return None
+
+    @property
+    def conda_env(self) -> str:
+        """The conda environment of its jobs (relative to workflow/rules/)."""
+        from . import frameworks
+
+        return frameworks.of(self.spec).conda_envs["gpu" if self.accelerator else "cpu"]
 
     def energy_meter(self, powercap):
         raise NotImplementedError
-
-    def memory_reader(self, tf, device_name: str):
-        from .tfdevice import NoDeviceMemory
-
-        return NoDeviceMemory()
 
     def interference_meter(self):
         """What measures other processes' use of this device during an epoch."""
@@ -153,10 +154,13 @@ class Device:
 
     @classmethod
     def check_numerics(cls, label: str, spec: dict) -> list[str]:
-        """Fill in ``precision`` and ``jit_compile``; warnings for settings
-        that work but are likely slow."""
+        """Fill in ``framework``, ``precision`` and ``jit_compile``; warnings
+        for settings that work but are likely slow."""
+        from . import frameworks
+
+        spec.setdefault("framework", frameworks.DEFAULT)
         spec.setdefault("precision", "float32")
-        spec.setdefault("jit_compile", False)
+        spec.setdefault("jit_compile", frameworks.of(spec).default_jit_compile)
         return []
 
     def native_precision(self, precision: str, env: dict) -> tuple[bool | None, str]:
@@ -181,12 +185,6 @@ class Cpu(Device):
         # hide every GPU; thread counts for TensorFlow's and NumPy's BLAS
         return {"CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
                 "OPENBLAS_NUM_THREADS": threads}  # fmt: skip
-
-    def open(self, tf):
-        # must precede anything that initialises the TF runtime (tensorlayer does)
-        tf.config.threading.set_intra_op_parallelism_threads(self.spec["threads"])
-        tf.config.threading.set_inter_op_parallelism_threads(1)
-        return "/CPU:0", None
 
     def energy_meter(self, powercap):
         from .energy import RaplMeter
@@ -237,42 +235,19 @@ class Cpu(Device):
 
 class Gpu(Device):
     type = "gpu"
-    conda_env = "../../envs/tensorflow-gpu.yaml"
     accelerator = True
 
     def process_environment(self) -> dict[str, str]:
         # index GPUs as nvidia-smi does, so that `index` means the same card
         return {"CUDA_DEVICE_ORDER": os.environ.get("CUDA_DEVICE_ORDER", "PCI_BUS_ID")}
 
-    def open(self, tf):
-        from .tfdevice import DeviceError
-
-        gpus, index = tf.config.list_physical_devices("GPU"), self.spec["index"]
-        if not gpus:
-            raise DeviceError(
-                f"a GPU (index {index}) was requested but TensorFlow sees no GPU "
-                f"(TensorFlow {tf.__version__}, built with CUDA: {tf.test.is_built_with_cuda()}). Fix: install "
-                "the GPU extra (pip install -e '.[gpu]', i.e. tensorflow[and-cuda]) on a machine with an "
-                "NVIDIA driver, or remove the gpu device from `devices`."
-            )
-        if index >= len(gpus):
-            raise DeviceError(
-                f"GPU index {index} does not exist: TensorFlow sees {len(gpus)} GPU(s), "
-                f"indices 0..{len(gpus) - 1}. Fix: set devices.<label>.index to one of those."
-            )
-        tf.config.set_visible_devices([gpus[index]], "GPU")
-        tf.config.experimental.set_memory_growth(gpus[index], True)
-        return "/GPU:0", gpus[index]
+    def gpu_index(self) -> int | None:
+        return self.spec["index"]
 
     def energy_meter(self, powercap):
         from .energy import NvmlMeter
 
         return NvmlMeter(self.spec["index"])
-
-    def memory_reader(self, tf, device_name: str):
-        from .tfdevice import GpuMemory
-
-        return GpuMemory(tf, device_name)
 
     def interference_meter(self):
         from .interference import GpuInterference
@@ -314,6 +289,12 @@ def of(spec: dict) -> Device:
     return TYPES[spec["type"]](spec)
 
 
+def prepare_environment(spec: dict) -> None:
+    """Set the process environment of a device's job (thread counts for
+    NumPy's BLAS, hidden GPUs): before NumPy or a framework is imported."""
+    os.environ.update(of(spec).process_environment())
+
+
 #: what a device that asks for none of a cluster resource gives it
 _NO_RESOURCE = {"gpu": 0, "gpu_model": ""}
 
@@ -326,10 +307,13 @@ def cluster_resource(spec: dict, name: str):
 def describe(spec: dict, gpu_name: str | None = None) -> str:
     """What a device is, in words: ``2 threads`` or the GPU's name, with
     its numerics where they are not plain float32 (``2 threads, bf16 mixed``)."""
-    from . import numerics
+    from . import frameworks, numerics
 
-    plain = spec.get("precision") in (None, "float32") and not spec.get("jit_compile")
+    fw = frameworks.of(spec)
+    plain = spec.get("precision") in (None, "float32") and bool(spec.get("jit_compile")) == fw.default_jit_compile
     words = of(spec).describe(gpu_name)
+    if fw.name != frameworks.DEFAULT:
+        words = f"{words}, {fw.words}"
     return words if plain else f"{words}, {numerics.words(spec)}"
 
 
@@ -337,13 +321,20 @@ def columns(spec: dict, env: dict) -> dict:
     """The device's columns in summary.csv."""
     return {"device_type": spec["type"], "threads": spec.get("threads"), "gpu_index": spec.get("index"),
             "gpu_name": env.get("gpu_name"), "precision": spec.get("precision", "float32"),
-            "jit_compile": bool(spec.get("jit_compile", False))}  # fmt: skip
+            "jit_compile": bool(spec.get("jit_compile", False)), "framework": _framework(spec)}  # fmt: skip
+
+
+def _framework(spec: dict) -> str:
+    from . import frameworks
+
+    return frameworks.name_of(spec)
 
 
 def spec_of_row(row) -> dict:
     """A device spec back from a summary.csv row (for its description)."""
     return {"type": row.device_type, "threads": row.get("threads"), "index": row.get("gpu_index"),
-            "precision": row.get("precision", "float32"), "jit_compile": bool(row.get("jit_compile", False))}  # fmt: skip
+            "precision": row.get("precision", "float32"), "jit_compile": bool(row.get("jit_compile", False)),
+            "framework": row.get("framework") if isinstance(row.get("framework"), str) else None}  # fmt: skip
 
 
 def label(row) -> str:

@@ -121,50 +121,25 @@ def host_environment(threads: int | None) -> dict:
     }
 
 
-def tensorflow_environment(tf, tl, gpu=None, gpu_index: int | None = None) -> dict:
-    """TensorFlow side: versions, build, and the GPU in use (None on CPU)."""
-    build = dict(tf.sysconfig.get_build_info())
-    env = {
-        "tensorflow": tf.__version__,
-        "tensorlayer": tl.__version__,
-        "keras": getattr(tf.keras, "__version__", None) or _keras_version(),
-        "tf_built_with_cuda": bool(build.get("is_cuda_build", False)),
-        "gpu_name": None,
-        "gpu_compute_capability": None,
-        "gpu_driver": None,
-        "cuda_version": None,
-        "cudnn_version": None,
-    }
-    if gpu is not None:
-        details = tf.config.experimental.get_device_details(gpu)
-        cc = details.get("compute_capability")
-        env.update(
-            gpu_name=details.get("device_name") or _nvidia_smi("name", gpu_index or 0),
-            gpu_compute_capability=".".join(map(str, cc)) if cc else None,
-            gpu_driver=_nvidia_smi("driver_version", gpu_index or 0),
-            cuda_version=build.get("cuda_version"),
-            cudnn_version=build.get("cudnn_version"),
-        )
-    return env
+def gpu_driver(index: int | None) -> str | None:
+    """The NVIDIA driver's version, as nvidia-smi reports it for GPU ``index``."""
+    return _nvidia_smi("driver_version", index or 0)
 
 
-def _keras_version() -> str | None:
-    try:
-        import keras
-
-        return keras.__version__
-    except Exception:  # keras missing or broken: record that we do not know
-        return None
+def gpu_name(index: int | None) -> str | None:
+    return _nvidia_smi("name", index or 0)
 
 
-def capture(tf, tl, spec: dict, gpu, device_name: str) -> dict:
-    """The whole environment of a job on ``spec``: host, TensorFlow side,
-    and the thread settings TensorFlow actually uses."""
-    from . import devices
+#: what every framework's environment names (null where it does not apply)
+FRAMEWORK_FIELDS = ("framework", "tensorflow", "tensorlayer", "keras", "jax", "jaxlib", "optax", "gpu_name",
+                    "gpu_compute_capability", "gpu_driver", "cuda_version", "cudnn_version")  # fmt: skip
 
-    env = host_environment(devices.of(spec).recorded_threads())
-    env.update(tensorflow_environment(tf, tl, gpu, spec.get("index")))
-    env["tf_intra_op_threads"] = tf.config.threading.get_intra_op_parallelism_threads()
-    env["tf_inter_op_threads"] = tf.config.threading.get_inter_op_parallelism_threads()
-    env["tf_device"] = device_name
+
+def capture(framework) -> dict:
+    """The whole environment of a job on an opened framework: the host,
+    then the framework's versions and the accelerator it sees."""
+    env = host_environment(framework.device.recorded_threads())
+    env.update(dict.fromkeys(FRAMEWORK_FIELDS))
+    env["framework"] = framework.name
+    env.update(framework.environment())
     return env

@@ -12,8 +12,6 @@ import statistics
 
 from . import model
 
-OPTIMIZER = "tf.compat.v1.train.AdamOptimizer (fused ResourceApplyAdam kernel, as in the original TF1 code)"
-
 
 def _timing(spec, steps: int, epochs: dict, step_ms: list[float]) -> dict:
     steady = epochs["epoch_s"][spec.warmup_epochs :]
@@ -69,7 +67,6 @@ def summarise(spec, steps: int, epochs: dict, test: tuple[float, float], probe: 
         "memory": epochs["memory"],
         "energy": epochs["energy"],
         "interference": epochs["interference"],
-        "optimizer": OPTIMIZER,
         "flops": {
             "per_step": flops_step,
             "per_epoch": flops_step * steps,

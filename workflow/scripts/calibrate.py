@@ -4,17 +4,17 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
-from mnist_speedup import tfdevice
+from mnist_speedup import devices
 
-# thread counts for TensorFlow and NumPy's BLAS, before either is imported
-tfdevice.prepare_environment(snakemake.params.device_spec)
+# thread counts for NumPy's BLAS and hidden GPUs, before NumPy or a framework is imported
+devices.prepare_environment(snakemake.params.device_spec)
 
-from mnist_speedup import calibrate, seal  # noqa: E402
+from mnist_speedup import calibrate, hostlock, seal  # noqa: E402
 from mnist_speedup.rulescript import logged  # noqa: E402
 
 with logged(snakemake) as log:
     spec = snakemake.params.device_spec
-    with tfdevice.timing_lock(log):
+    with hostlock.timing_lock(log):
         result = calibrate.measure(
             spec,
             snakemake.params.workload_spec,

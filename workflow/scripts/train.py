@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
-from mnist_speedup import devices, progress, run, seal, tfdevice, trainer
+from mnist_speedup import devices, hostlock, progress, run, seal, trainer
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
@@ -16,7 +16,7 @@ with logged(snakemake) as log:
             f"{npz} is missing (training depends on its digest file only). "
             f"Fix: run `snakemake {npz}` or the whole workflow, which makes it again first."
         )
-    with tfdevice.timing_lock(log) as waited_s:
+    with hostlock.timing_lock(log) as waited_s:
         measured = trainer.run(spec, npz, log=log)
     record = run.make_record(
         spec, measured, lock_wait_s=waited_s, training_code=snakemake.params.code, data_digest=snakemake.params.data
