@@ -35,8 +35,11 @@ def test_envs_parse_and_agree_with_pyproject():
     pins = pyproject_pins()
     pins["tensorflow[and-cuda]"] = pins["tensorflow"]  # the GPU env: the same distribution with its CUDA wheels
     pins["nvidia-ml-py"] = pyproject_extra_pins("gpu")["nvidia-ml-py"]
+    pins |= pyproject_extra_pins("jax")
+    pins["jax[cuda12]"] = pins["jax"]  # the JAX GPU env: the same jax with its CUDA 12 plugin
     envs = sorted((ROOT / "envs").glob("*.yaml"))
-    assert {p.name for p in envs} == {"workflow.yaml", "tensorflow.yaml", "tensorflow-gpu.yaml"}
+    assert {p.name for p in envs} == {"workflow.yaml", "tensorflow.yaml", "tensorflow-gpu.yaml", "jax.yaml",
+                                      "jax-gpu.yaml"}  # fmt: skip
     for path in envs:
         env, pinned = env_pins(path)
         assert "python=3.11" in env["dependencies"], path
@@ -46,9 +49,13 @@ def test_envs_parse_and_agree_with_pyproject():
 
 
 def test_every_conda_env_named_by_a_rule_exists():
+    from mnist_speedup import frameworks
+
+    named = [("framework " + fw.name, env) for fw in frameworks.TYPES.values() for env in fw.conda_envs.values()]
     for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
-        for rel in re.findall(r'"(\.\./\.\./envs/[^"]+)"', smk.read_text()):
-            assert (smk.parent / rel).resolve().is_file(), f"{smk.name}: {rel}"
+        named += [(smk.name, rel) for rel in re.findall(r'"(\.\./\.\./envs/[^"]+)"', smk.read_text())]
+    for where, rel in named:
+        assert (ROOT / "workflow" / "rules" / rel).resolve().is_file(), f"{where}: {rel}"
 
 
 def test_no_rule_runs_a_shell_command():

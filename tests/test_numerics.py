@@ -10,7 +10,8 @@ import pytest
 
 from conftest import ROOT, crafted_tables, make_record
 from mnist_speedup import config as config_check
-from mnist_speedup import devices, numerics, parity, run
+from mnist_speedup import devices, frameworks, numerics, parity, run
+from mnist_speedup.frameworks import tf_numerics
 
 SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
 BASE = {"mirrors": ["/data/mnist"], "seeds": [1, 2], "batch_sizes": [100], "epochs": 3}
@@ -106,7 +107,7 @@ def test_one_step_in_a_low_precision_is_close_to_float32(precision, workload):
     x = tf.constant(rng.random((64, *spec.input_shape), dtype=np.float32))
     y = tf.constant(rng.integers(0, 10, 64))
     loss32, grads32 = _loss_and_grads(tf, net, x, y)
-    numerics.cast_layers(tf, net, precision)
+    tf_numerics.cast_layers(tf, net, precision)
     loss, grads = _loss_and_grads(tf, net, x, y)
     assert all(w.dtype == tf.float32 for w in net.trainable_weights)  # master weights stay float32
     assert abs(loss - loss32) / loss32 < LOSS_TOLERANCE[precision]
@@ -119,7 +120,7 @@ def test_one_step_in_a_low_precision_is_close_to_float32(precision, workload):
 
 def test_loss_scaling_skips_a_step_whose_gradients_overflow():
     tf, _ = _tf()
-    scaler = numerics.DynamicLossScale(tf)
+    scaler = tf_numerics.DynamicLossScale(tf)
     applied = []
     scaler.apply([tf.constant([1.0, np.inf])], applied.append)
     assert applied == [] and scaler.skipped_steps() == 1 and float(scaler.value.numpy()) == numerics.INITIAL_SCALE / 2
@@ -131,7 +132,6 @@ def test_loss_scaling_skips_a_step_whose_gradients_overflow():
 def test_a_float16_training_step_that_overflows_changes_no_weight():
     """The trainer's own step: with an absurd loss scale every float16
     gradient overflows, so the step is skipped, counted, and no weight moves."""
-    from mnist_speedup import trainer
 
     tf, tl = _tf()
     spec = run.RunSpec.with_defaults(workload="m", workload_spec={"type": "mlp", "hidden": [32]}, device="cpu",
@@ -140,16 +140,16 @@ def test_a_float16_training_step_that_overflows_changes_no_weight():
     rng = np.random.default_rng(0)
     data = {k: rng.random((40, 784), dtype=np.float32) for k in ("x_train", "x_val", "x_test")}
     data |= {k: rng.integers(0, 10, 40) for k in ("y_train", "y_val", "y_test")}
-    training = trainer.CompiledTraining(tf, tl, "/CPU:0", spec, data, 4, {})
-    training.trace()
+    training = frameworks.open_device(spec.device_spec).training(spec, data, 4, {})
+    training.warm_up()
     before = [w.numpy().copy() for w in training.net.trainable_weights]
     training.scaler.value.assign(1e30)
-    training.train_calls(training.epoch_order(), 0, 1)
+    training.train_calls(training.shuffled_order(), 0, 1)
     assert training.scaler.skipped_steps() == 1 and int(training.step_count.numpy()) == 0
     assert all(np.array_equal(a, w.numpy()) for a, w in zip(before, training.net.trainable_weights))
-    training.train_calls(training.epoch_order(), 0, 1)  # the scale came down to 5e29 only: still overflows
+    training.train_calls(training.shuffled_order(), 0, 1)  # the scale came down to 5e29 only: still overflows
     training.scaler.value.assign(1.0)
-    training.train_calls(training.epoch_order(), 0, 1)
+    training.train_calls(training.shuffled_order(), 0, 1)
     assert int(training.step_count.numpy()) == 1
     assert not all(np.array_equal(a, w.numpy()) for a, w in zip(before, training.net.trainable_weights))
 
@@ -235,7 +235,6 @@ def test_a_failed_device_headline_quotes_no_training_speedup():
 def test_xla_compiles_and_trains_in_every_precision(device_spec, pipeline):
     """The compiled training function with jit_compile: every step of an
     epoch is applied and the loss falls on learnable data."""
-    from mnist_speedup import trainer
 
     tf, tl = _tf()
     spec = run.RunSpec.with_defaults(workload="m", workload_spec={"type": "mlp", "hidden": [32]}, device="cpu",
@@ -246,8 +245,8 @@ def test_xla_compiles_and_trains_in_every_precision(device_spec, pipeline):
     y = rng.integers(0, 10, 200)
     x = (np.eye(10)[y].repeat(79, axis=1)[:, :784] + 0.1 * rng.random((200, 784))).astype(np.float32)
     data = {"x_train": x, "y_train": y, "x_val": x[:40], "y_val": y[:40], "x_test": x[:40], "y_test": y[:40]}
-    training = trainer.CompiledTraining(tf, tl, "/CPU:0", spec, data, 10, {})
-    training.trace()
+    training = frameworks.open_device(spec.device_spec).training(spec, data, 10, {})
+    training.warm_up()
     first = float(training.run_epoch()) / 10
     for _ in range(5):
         last = float(training.run_epoch()) / 10

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from conftest import ROOT, copy_workflow, make_record, snakemake, tiny_config, write_config
-from mnist_speedup import aggregate, records, seal, tfdevice
+from mnist_speedup import aggregate, hostlock, records, seal
 
 
 def record(**changes):
@@ -78,14 +78,14 @@ def test_timing_lock_serialises_processes(tmp_path, monkeypatch):
     monkeypatch.setenv("MNIST_SPEEDUP_LOCK_DIR", str(tmp_path))
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; sys.path.insert(0, sys.argv[1]); from mnist_speedup import tfdevice\n"
-         "with tfdevice.timing_lock(): print('held', flush=True); time.sleep(1.5)", str(ROOT / "workflow")],
+         "import sys, time; sys.path.insert(0, sys.argv[1]); from mnist_speedup import hostlock\n"
+         "with hostlock.timing_lock(): print('held', flush=True); time.sleep(1.5)", str(ROOT / "workflow")],
         stdout=subprocess.PIPE, text=True, env={"MNIST_SPEEDUP_LOCK_DIR": str(tmp_path)},
     )  # fmt: skip
     assert holder.stdout.readline().strip() == "held"
     messages = []
     start = time.monotonic()
-    with tfdevice.timing_lock(messages.append) as waited:
+    with hostlock.timing_lock(messages.append) as waited:
         assert time.monotonic() - start >= 1.0 and waited >= 1.0
     assert messages and "waiting so that timings do not overlap" in messages[0]
     holder.wait(timeout=10)

@@ -19,39 +19,44 @@ WORKER = textwrap.dedent(
     """
     import json, sys
     sys.path.insert(0, {pkg!r})
-    from mnist_speedup import run, tfdevice, trainer
-    tf, tl, device, gpu = tfdevice.open_device({{"type": "cpu", "threads": 2}})
+    from mnist_speedup import frameworks, run, trainer
+    from mnist_speedup.frameworks import jax_training, tf_training
+    device_spec = {{"type": "cpu", "threads": 2, "framework": {framework!r}}}
+    fw = frameworks.open_device(device_spec)
     data = trainer.load_data({npz!r})
     out = {{}}
     for per_call in (1, 7, "epoch"):
-        spec = run.RunSpec.with_defaults(workload="mlp", workload_spec={{"type": "mlp"}}, device="cpu", device_spec={{"type": "cpu", "threads": 2}}, batch_size=40, seed=3,
+        spec = run.RunSpec.with_defaults(workload="mlp", workload_spec={{"type": "mlp"}}, device="cpu", device_spec=device_spec, batch_size=40, seed=3,
                                epochs=3, step_samples=12, steps_per_call=per_call)
-        tf.keras.utils.set_random_seed(spec.seed)
+        if fw.name == "tensorflow":
+            fw.tf.keras.utils.set_random_seed(spec.seed)
         steps = len(data["x_train"]) // spec.batch_size
-        out[str(per_call)] = trainer._train(tf, tl, device, spec, data, steps, {{}}, log=lambda *a: None)
+        out[str(per_call)] = trainer._train(fw, spec, data, steps, {{}}, log=lambda *a: None)
         out[str(per_call)]["steps"] = steps
     # the same run with a validation pass made 0.4 s slower: inside the clock, every epoch would show it
     import time
-    evaluate = trainer.CompiledTraining.evaluate
+    cls = tf_training.TfTraining if fw.name == "tensorflow" else jax_training.JaxTraining
+    evaluate = cls.evaluate
     def slow(self, x, y):
         time.sleep(0.4)
         return evaluate(self, x, y)
-    trainer.CompiledTraining.evaluate = slow
-    tf.keras.utils.set_random_seed(spec.seed)
-    out["slow-eval"] = trainer._train(tf, tl, device, spec, data, steps, {{}}, log=lambda *a: None)
+    cls.evaluate = slow
+    if fw.name == "tensorflow":
+        fw.tf.keras.utils.set_random_seed(spec.seed)
+    out["slow-eval"] = trainer._train(fw, spec, data, steps, {{}}, log=lambda *a: None)
     print("RESULT" + json.dumps(out))
     """
 )
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+@pytest.fixture(scope="module", params=["tensorflow", "jax"])
+def runs(tmp_path_factory, request):
     folder = tmp_path_factory.mktemp("loop")
     raw = {name: mnist.parse_idx(content, 3 if "images" in name else 1) for name, content in synthetic_mnist().items()}
     arrays = mnist.split(raw["train-images-idx3-ubyte"], raw["train-labels-idx1-ubyte"],
                          raw["t10k-images-idx3-ubyte"], raw["t10k-labels-idx1-ubyte"], validation_size=200)  # fmt: skip
     np.savez(folder / "d.npz", **arrays)
-    code = WORKER.format(pkg=str(ROOT / "workflow"), npz=str(folder / "d.npz"))
+    code = WORKER.format(pkg=str(ROOT / "workflow"), npz=str(folder / "d.npz"), framework=request.param)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")), None)
     assert line, proc.stdout + proc.stderr

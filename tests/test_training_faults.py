@@ -27,7 +27,7 @@ PROBE = textwrap.dedent(
     """
     import json, sys
     sys.path.insert(0, {pkg!r})
-    from mnist_speedup import run, tfdevice, trainer
+    from mnist_speedup import frameworks, run, trainer
     out = {{}}
     spec = dict(workload="wide", workload_spec={{"type": "mlp", "hidden": [64, 64]}},
                 device="cpu", device_spec={{"type": "cpu", "threads": 1}}, batch_size=50, seed=3,
@@ -48,13 +48,13 @@ PROBE = textwrap.dedent(
     trainer._train = real_train
 
     try:  # this machine's TensorFlow sees no GPU: real, no mocking
-        tfdevice.open_device({{"type": "gpu", "index": 0}})
-    except tfdevice.DeviceError as e:
+        frameworks.open_device({{"type": "gpu", "index": 0}})
+    except frameworks.DeviceError as e:
         out["no_gpu"] = str(e)
     tf.config.list_physical_devices = lambda kind=None: ["GPU:0"]
     try:
-        tfdevice.open_device({{"type": "gpu", "index": 3}})
-    except tfdevice.DeviceError as e:
+        frameworks.open_device({{"type": "gpu", "index": 3}})
+    except frameworks.DeviceError as e:
         out["bad_index"] = str(e)
     print("RESULT" + json.dumps(out))
     """

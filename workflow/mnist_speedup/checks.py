@@ -84,12 +84,17 @@ def accuracy(summary: pd.DataFrame, baseline: str) -> list[str]:
 
 def software_differences(df: pd.DataFrame, baseline: str) -> list[str]:
     """Warnings for devices whose software differs from the baseline's."""
+    from .frameworks import TYPES
+
     base = df[df.device == baseline].iloc[0]
     out = []
     for device, runs in df.groupby("device", sort=True):
         first = runs.iloc[0]
+        frameworks = {same_text(r.get("framework")) or "tensorflow" for r in (first, base)}
+        # another framework's versions are expected to differ: the framework is part of the device
+        own = {f for fw in TYPES.values() for f in fw.software if len(frameworks) > 1}
         for field in run.SOFTWARE:
-            if same_text(first[field]) != same_text(base[field]):
+            if field not in own and field in df and same_text(first[field]) != same_text(base[field]):
                 name = "the training code" if field == "training_code" else field
                 out.append(
                     f"{baseline} ran {name} {base[field]}, {device} {first[field]}: "

@@ -38,7 +38,7 @@ def _loop(spec, steps: int, epochs: dict) -> dict:
         "steps_per_call": per_call,
         "calls_per_epoch": calls,
         "optimizer_steps_per_epoch": epochs["steps"],
-        "description": loop_description(spec.input_pipeline, per_call, calls),
+        "description": loop_description(spec.input_pipeline, per_call, calls, epochs["loop_words"]),
     }
 
 
@@ -76,9 +76,10 @@ def summarise(spec, steps: int, epochs: dict, test: tuple[float, float], probe: 
     }
 
 
-def loop_description(input_pipeline: str, per_call: int, calls: int) -> str:
+def loop_description(input_pipeline: str, per_call: int, calls: int, loop_words: str = "tf.range loop") -> str:
+    """The timed loop in words; ``loop_words``: the framework's compiled loop."""
     if input_pipeline == "host":
         return "one compiled call per step, each batch sliced in host memory and copied (as the original)"
     if calls == 1:
-        return "the whole epoch in one compiled call (tf.range loop, batches gathered on the device)"
+        return f"the whole epoch in one compiled call ({loop_words}, batches gathered on the device)"
     return f"{per_call} steps per compiled call, {calls} calls per epoch (batches gathered on the device)"

@@ -141,7 +141,8 @@ class RunSpec:
 #: (the workload's spec is compared among the runs of one workload)
 COMPARED = tuple(f.name for f in dataclasses.fields(RunSpec) if f.metadata.get("compared")) + ("data_digest",)
 #: what may differ, with a warning: part of a speedup may be the software
-SOFTWARE = ("tensorflow", "tensorlayer", "keras", "numpy", "python", "training_code")
+#: (a framework's own fields only between devices of that framework)
+SOFTWARE = ("tensorflow", "tensorlayer", "keras", "jax", "jaxlib", "optax", "numpy", "python", "training_code")
 
 #: (dotted key, accepted types) that every record must have
 REQUIRED = (

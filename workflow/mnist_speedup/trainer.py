@@ -166,6 +166,7 @@ class EpochClock:
         out["energy"] = meter.summary(steady_s)
         out["memory"] = memory.peak()
         out["interference"] = others.summary()
+        out["loop_words"] = training.loop_words
         return out
 
     def check_finite(self, loss: float, epoch: int) -> None:

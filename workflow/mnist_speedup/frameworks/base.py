@@ -29,6 +29,8 @@ class Framework:
     name = ""
     #: how it is named in words (device labels, the report)
     words = ""
+    #: the record's environment fields of its own software (compared only between devices of this framework)
+    software: tuple[str, ...] = ()
     #: the modules it needs, and the pip extra that installs them
     modules: tuple[str, ...] = ()
     extra = ""
@@ -94,6 +96,8 @@ class Training:
     #: the steps each call runs, and the calls of an epoch
     per_call: int
     calls: int
+    #: the compiled loop of an epoch in words, for the record's loop description
+    loop_words = ""
 
     def warm_up(self) -> dict:
         """Compile every function at the shapes the epochs use and run each

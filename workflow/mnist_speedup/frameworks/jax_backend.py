@@ -28,6 +28,7 @@ from .jax_training import JaxTraining
 class Jax(Framework):
     name = "jax"
     words = "JAX"
+    software = ("jax", "jaxlib", "optax")
     modules = ("jax", "optax")
     extra = "jax"
     conda_envs = {"cpu": "../../envs/jax.yaml", "gpu": "../../envs/jax-gpu.yaml"}
@@ -182,4 +183,3 @@ class JaxGpuMemory:
                     "gpu_reason": "peak since the process started (JAX cannot reset it)"}  # fmt: skip
         except (KeyError, TypeError, RuntimeError, AttributeError) as exc:
             return {"gpu_peak_bytes": None, "gpu_reason": f"GPU memory statistics unavailable ({exc})"}
-

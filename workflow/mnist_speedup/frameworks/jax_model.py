@@ -173,5 +173,3 @@ def eval_chunk(jax, workload, params, x, y, dtype: str):
     logp = jax.nn.log_softmax(logits)
     losses = -jnp.take_along_axis(logp, y[:, None].astype("int32"), axis=1)[:, 0]
     return jnp.sum(losses), jnp.sum(jnp.argmax(logits, axis=1) == y)
-
-

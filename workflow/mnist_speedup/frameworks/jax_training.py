@@ -14,9 +14,18 @@ EVAL_CHUNK = 1000  # samples per evaluation call
 
 
 class JaxTraining(Training):
+    loop_words = "lax.fori_loop"
+
     def __init__(self, framework, spec, data, steps, setup):
         jax = framework.jax
-        self.framework, self.jax, self.spec, self.data, self.steps, self.setup = framework, jax, spec, data, steps, setup
+        self.framework, self.jax, self.spec, self.data, self.steps, self.setup = (
+            framework,
+            jax,
+            spec,
+            data,
+            steps,
+            setup,
+        )
         self.per_call, self.calls = spec.calls_per_epoch(steps)
         self.workload = model.of(spec.workload_spec)
         self.dtype = numerics.compute_dtype(framework.precision)

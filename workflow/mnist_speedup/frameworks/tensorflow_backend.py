@@ -11,6 +11,7 @@ per call, mixed precision by casting each layer (tf_numerics.py).
 from __future__ import annotations
 
 import os
+import warnings
 
 from .. import model
 from .base import DeviceError, Framework, NoDeviceMemory
@@ -20,6 +21,7 @@ from .tf_training import OPTIMIZER, TfTraining
 class TensorFlow(Framework):
     name = "tensorflow"
     words = "TensorFlow"
+    software = ("tensorflow", "tensorlayer", "keras")
     modules = ("tensorflow", "tensorlayer")
     extra = "gpu"  # the base install has TensorFlow; its GPU needs the gpu extra
     conda_envs = {"cpu": "../../envs/tensorflow.yaml", "gpu": "../../envs/tensorflow-gpu.yaml"}
@@ -46,9 +48,14 @@ class TensorFlow(Framework):
     def _open(self, tf):
         index = self.device.gpu_index()
         if index is None:
-            # must precede anything that initialises the TF runtime (tensorlayer does)
-            tf.config.threading.set_intra_op_parallelism_threads(self.device.threads)
-            tf.config.threading.set_inter_op_parallelism_threads(1)
+            # must precede anything that initialises the TF runtime (tensorlayer does); a process
+            # that already ran TensorFlow (a test) keeps its threads, and the record says which
+            try:
+                tf.config.threading.set_intra_op_parallelism_threads(self.device.threads)
+                tf.config.threading.set_inter_op_parallelism_threads(1)
+            except RuntimeError as exc:
+                warnings.warn(f"TensorFlow was already running in this process; its threads stay as they were ({exc})",
+                              stacklevel=2)  # fmt: skip
             return "/CPU:0", None
         gpus = tf.config.list_physical_devices("GPU")
         if not gpus:

@@ -35,6 +35,8 @@ def make_optimizer(tf, spec):
 class TfTraining(Training):
     """Built, placed and compiled on construction (call inside ``tf.device``)."""
 
+    loop_words = "tf.range loop"
+
     def __init__(self, framework, spec, data, steps, setup):
         tf = framework.tf
         self.framework, self.tf, self.spec, self.data, self.steps, self.setup = framework, tf, spec, data, steps, setup

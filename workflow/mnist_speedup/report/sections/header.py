@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+import pandas as pd
+
+from ...frameworks import TYPES as FRAMEWORKS
 from ..format import esc
+
+#: how the header names the networks' builder, by framework
+_BUILT_WITH = {"tensorflow": "TensorLayer"}
+
+
+def _framework_words(name: str) -> str:
+    fw = FRAMEWORKS.get(name)
+    return esc(_BUILT_WITH.get(name) or (fw.words if fw else name))
 
 
 def render(report) -> list[str]:
@@ -10,15 +21,18 @@ def render(report) -> list[str]:
     r = s.iloc[0]
     machines = ", ".join(sorted({f"{esc(h)} ({esc(c)})" for h, c in zip(s.host, s.cpu_model)}))
     kind = "Model" if len(report.workloads) == 1 else "Models"
+    built = " and ".join(
+        _framework_words(name) for name in sorted(set(s.get("framework", pd.Series(["tensorflow"])).dropna()))
+    )
     nets = "; ".join(f"{esc(words)} (`{esc(label)}`)" for label, words in sorted(report.workloads.items()))
     return [
-        f"{kind} (TensorLayer): {nets}; Adam lr "
+        f"{kind} ({built}): {nets}; Adam lr "
         f"{esc(report.config.get('learning_rate'))}. **{int(r.epochs)} epochs** ({int(r.warmup_epochs)} warm-up), "
         f"seeds {sorted(int(x) for x in s.seed.unique())}, batch sizes {sorted(int(b) for b in s.batch_size.unique())}, "
         f"{len(s)} run{'s' if len(s) != 1 else ''} on {s.device.nunique()} "
         f"device{'s' if s.device.nunique() != 1 else ''}. Machine: {machines}.",
         "",
-        f"Loop timed: {esc(r.loop)}. Input pipeline: {esc(r.input_pipeline)}. ± is one standard deviation (SD) "
+        f"Loop timed: {esc('; '.join(dict.fromkeys(str(v) for v in s.loop)))}. Input pipeline: {esc(r.input_pipeline)}. ± is one standard deviation (SD) "
         "across seeds everywhere.",
         "",
         *([f"Replication: {esc(report.replication)}.", ""] if report.replication else []),

@@ -1,12 +1,14 @@
-"""Numerics: each device's precision and compiler, whether its hardware does
-that precision natively, its speedup over its float32 twin, and whether it
-trains as well as the baseline (convergence parity)."""
+"""Numerics and frameworks: each device's precision and compiler, whether its
+hardware does that precision natively, its speedup over its float32 twin
+(same hardware and framework) and over its TensorFlow twin (same hardware
+and numerics, the other framework), and whether it trains as well as the
+baseline (convergence parity)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from ... import compare, devices, numerics
+from ... import compare, devices, frameworks, numerics
 from ...run import SETTING
 from ..format import ci, esc, table, times
 
@@ -14,19 +16,44 @@ from ..format import ci, esc, table, times
 HARDWARE = ("machine_key", "device_type", "threads", "gpu_index")
 
 
+def _framework(row) -> str:
+    value = row.get("framework")
+    return value if isinstance(value, str) and value else frameworks.DEFAULT
+
+
 def _plain(row) -> bool:
-    return row.precision == "float32" and not bool(row.jit_compile)
+    """float32, with the framework's own compiler setting (no XLA for TensorFlow; JAX always compiles)."""
+    fw = frameworks.TYPES.get(_framework(row))
+    default_jit = fw.default_jit_compile if fw else False
+    return row.precision == "float32" and bool(row.jit_compile) == default_jit
+
+
+def _same(row, me, keys) -> bool:
+    return all(pd.isna(row[k]) and pd.isna(me[k]) or row[k] == me[k] for k in keys if k in row.index)
 
 
 def twin_of(summary: pd.DataFrame, device: str) -> str | None:
-    """The plain float32, no-XLA device on the same hardware, if the config has one."""
+    """The plain float32 device on the same hardware in the same framework, if the config has one."""
     first = summary.drop_duplicates("device").set_index("device")
     me = first.loc[device]
     if _plain(me):
         return None
     for other, row in first.iterrows():
-        same = all(pd.isna(row[k]) and pd.isna(me[k]) or row[k] == me[k] for k in HARDWARE if k in first)
-        if other != device and same and _plain(row):
+        if other != device and _same(row, me, HARDWARE) and _framework(row) == _framework(me) and _plain(row):
+            return other
+    return None
+
+
+def framework_twin_of(summary: pd.DataFrame, device: str) -> str | None:
+    """For a device of another framework than TensorFlow: the TensorFlow device on the same
+    hardware at the same precision, if the config has one."""
+    first = summary.drop_duplicates("device").set_index("device")
+    me = first.loc[device]
+    if _framework(me) == frameworks.DEFAULT:
+        return None
+    for other, row in first.iterrows():
+        if (other != device and _same(row, me, HARDWARE) and _framework(row) == frameworks.DEFAULT
+                and row.precision == me.precision):  # fmt: skip
             return other
     return None
 
@@ -62,14 +89,17 @@ def render(report) -> list[str]:
     if "precision" not in s:
         return []
     rows = []
+    mixed = s.get("framework", pd.Series(dtype=object)).fillna(frameworks.DEFAULT).nunique() > 1
     for device, runs in s.groupby("device", sort=True):
         row = runs.iloc[0]
-        twin = twin_of(s, device)
+        twin, tf_twin = twin_of(s, device), framework_twin_of(s, device)
         rows.append({
             "device": report.names[device],
             "numerics": esc(numerics.words(devices.spec_of_row(row))),
             "hardware": _native(device, row, report.environments.get(device)),
             "speedup over its float32 twin": "; ".join(over_twin(s, device, twin)) if twin else "—",
+            **({"speedup over its TensorFlow twin": "; ".join(over_twin(s, device, tf_twin)) if tf_twin else "—"}
+               if mixed else {}),
             "convergence parity": _parity(sp, device, report.baseline),
         })  # fmt: skip
     warned = [r["device"] for r in rows if "emulated" in r["hardware"]]
@@ -80,7 +110,13 @@ def render(report) -> list[str]:
         "loss in float32; float16 with dynamic loss scaling. A faster setting counts only if it trains as well: "
         "convergence parity compares epochs to the target (one-sided Welch t-test at 5%; a run that misses "
         "counts as never reaching it) and the final validation accuracy (within "
-        f"{report.config.get('parity_margin', 0.005) * 100:.2f} points) with the baseline's.",
+        f"{report.config.get('parity_margin', 0.005) * 100:.2f} points) with the baseline's."
+        + (
+            " The framework is part of the device: a TensorFlow twin is the TensorFlow device on the same hardware "
+            "at the same precision, and the speedup over it is the framework's alone."
+            if mixed
+            else ""
+        ),
         "",
         table(pd.DataFrame(rows)),
         "",
