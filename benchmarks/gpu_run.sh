@@ -12,6 +12,12 @@
 #         "-": use the Snakemake already installed (a rehearsal on a development machine).
 # MNIST:  a folder holding the four *-ubyte.gz files.
 # CONFIG (environment, default config/gpu.yaml): the experiment to run.
+# FIRST_SEEDS (environment, e.g. "[1, 2]"): run and copy out a complete
+#   result with these seeds first, then the config's own seeds (their runs
+#   are kept and only the new ones run), so that a machine lent for a fixed
+#   time returns a whole report even if the second stage is cut short.
+# DEADLINE_S (environment): stop the second stage (SIGINT, Snakemake's own
+#   clean stop) this many seconds after the script started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mnist=$(cd "$2" && pwd) out=$(mkdir -p "$3" && cd "$3" && pwd)
@@ -34,11 +40,24 @@ PY
 nvidia-smi -L || echo "nvidia-smi: none"
 
 start=$(date +%s)
-python3 -m snakemake --cores "$(nproc)" --configfile "$config" --config "mirrors=[\"$mnist\"]"
-echo "workflow: $(( $(date +%s) - start )) s"
-python3 -m snakemake bundle --cores 1 --configfile "$config" --config "mirrors=[\"$mnist\"]"
-
 results=results/$experiment
-cp "$results"/bundle-*.tar.gz "$results"/report.md "$results"/figures/*.png "$out"/
-tar -czf "$out/tables-and-logs.tar.gz" "$results"/*.csv "$results"/figures logs/"$experiment"
+stage() { # snakemake arguments...; the workflow, its bundle, and what there is copied to OUT (also on failure)
+  local rc=0
+  python3 -m snakemake --cores "$(nproc)" --configfile "$config" --config "mirrors=[\"$mnist\"]" "$@" || rc=$?
+  python3 -m snakemake bundle --cores 1 --configfile "$config" --config "mirrors=[\"$mnist\"]" "$@" || rc=$?
+  cp "$results"/bundle-*.tar.gz "$results"/report.md "$results"/figures/*.png "$out"/ || rc=$?
+  tar -czf "$out/tables-and-logs.tar.gz" "$results" logs/"$experiment" || rc=$?
+  echo "stage done after $(( $(date +%s) - start )) s (exit status $rc)"
+  return $rc
+}
+if [ -n "${FIRST_SEEDS:-}" ]; then
+  stage "seeds=$FIRST_SEEDS"
+fi
+if [ -n "${DEADLINE_S:-}" ]; then
+  left=$(( DEADLINE_S - ($(date +%s) - start) ))
+  timeout --signal=INT --kill-after=20 "$left" bash -c "set -euo pipefail; $(declare -f stage); $(declare -p config mnist results out experiment start); stage" \
+    || echo "second stage stopped (deadline ${DEADLINE_S} s); $out holds the first stage's result"
+else
+  stage
+fi
 ls -l "$out"

@@ -78,13 +78,13 @@ class NvmlMeter:
             pynvml.nvmlInit()
             self.handle = pynvml.nvmlDeviceGetHandleByIndex(index)
             self.start_mj = pynvml.nvmlDeviceGetTotalEnergyConsumption(self.handle)
-        except pynvml.NVMLError as exc:
-            raise EnergyUnavailable(f"this GPU reports no energy counter (NVML: {exc})") from None
+        except Exception as exc:  # noqa: BLE001 - NVMLError and the library-mismatch errors alike
+            raise EnergyUnavailable(f"this GPU reports no energy counter (NVML: {type(exc).__name__}: {exc})") from None
 
     def read(self) -> float:
         try:
             now = self.pynvml.nvmlDeviceGetTotalEnergyConsumption(self.handle)
-        except self.pynvml.NVMLError as exc:
+        except Exception as exc:  # noqa: BLE001 - any NVML failure (not only NVMLError) nulls the energy, never the run
             raise EnergyUnavailable(f"NVML energy counter failed during the run ({exc})") from None
         return (now - self.start_mj) / 1e3
 

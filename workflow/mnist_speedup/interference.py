@@ -84,8 +84,8 @@ class GpuInterference(CpuInterference):
             return None
         try:
             procs = self.nvml.nvmlDeviceGetComputeRunningProcesses(self.handle)
-        except self.nvml.NVMLError as exc:
-            self.nvml, self.gpu_reason = None, f"other GPU processes not measurable ({exc})"
+        except Exception as exc:  # noqa: BLE001 - NVMLLibraryMismatchError is no NVMLError: any failure is a reason
+            self.nvml, self.gpu_reason = None, f"other GPU processes not measurable ({type(exc).__name__}: {exc})"
             return None
         return sum(1 for p in procs if p.pid != os.getpid())
 

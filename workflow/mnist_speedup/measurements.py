@@ -33,12 +33,13 @@ def _timing(spec, steps: int, epochs: dict, step_ms: list[float]) -> dict:
 
 
 def _loop(spec, steps: int, epochs: dict) -> dict:
-    per_call, calls = spec.calls_per_epoch(steps)
+    per_call, calls = epochs["per_call"], epochs["calls"]
+    note = f"; {epochs['loop_note']}" if epochs.get("loop_note") else ""
     return {
         "steps_per_call": per_call,
         "calls_per_epoch": calls,
         "optimizer_steps_per_epoch": epochs["steps"],
-        "description": loop_description(spec.input_pipeline, per_call, calls, epochs["loop_words"]),
+        "description": loop_description(spec.input_pipeline, per_call, calls, epochs["loop_words"]) + note,
     }
 
 

@@ -110,6 +110,9 @@ class Workload:
         raise NotImplementedError
 
     # -- shared ---------------------------------------------------------------
+    def has_convolutions(self) -> bool:
+        return any(p.kind != "matmul" for p in self.products(1))
+
     def matmul_flops(self, batch_size: int) -> int:
         return sum(p.flops for p in self.products(batch_size))
 

@@ -166,7 +166,8 @@ class EpochClock:
         out["energy"] = meter.summary(steady_s)
         out["memory"] = memory.peak()
         out["interference"] = others.summary()
-        out["loop_words"] = training.loop_words
+        out |= {"loop_words": training.loop_words, "loop_note": training.loop_note, "per_call": training.per_call,
+                "calls": training.calls}  # fmt: skip
         return out
 
     def check_finite(self, loss: float, epoch: int) -> None:

@@ -98,6 +98,8 @@ class Training:
     calls: int
     #: the compiled loop of an epoch in words, for the record's loop description
     loop_words = ""
+    #: why the loop differs from what the config asked for ("" where it does not)
+    loop_note = ""
 
     def warm_up(self) -> dict:
         """Compile every function at the shapes the epochs use and run each

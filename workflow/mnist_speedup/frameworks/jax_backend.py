@@ -86,12 +86,11 @@ class Jax(Framework):
         return JaxTraining(self, spec, data, steps, setup)
 
     def _operands(self, shapes, dtype):
-        key = self.jax.random.PRNGKey(0)
-        out = []
-        for shape in shapes:
-            key, sub = self.jax.random.split(key)
-            out.append(self.put(self.jax.random.normal(sub, shape).astype(dtype)))
-        return out
+        """Random operands made once, by NumPy (JAX's generator is slow on a CPU), in ``dtype`` on the device."""
+        import numpy as np
+
+        rng = np.random.default_rng(0)
+        return [self.put(rng.standard_normal(shape, dtype=np.float32)).astype(dtype) for shape in shapes]
 
     def product_rate_function(self, products, dtype: str):
         jax, lax = self.jax, self.jax.lax
