@@ -155,3 +155,40 @@ def test_the_memory_stand_in_refuses_names_tensorflow_refuses():
         with pytest.raises(ValueError):
             tf.config.experimental.get_memory_info(wrong)
     assert tf.config.experimental.get_memory_info("GPU:0")["peak"] == 5
+
+
+def test_a_counter_that_stands_still_through_an_epoch_gives_no_energy(monkeypatch):
+    """Seen on an H200: NVML's counter did not move through two 12 ms epochs and
+    jumped 13 J in the third. A per-epoch mean of 0, 13 and 0 J is noise, so
+    the record says why there is no figure. Planted once: without the check
+    the summary gave 4.4 J per epoch and failed."""
+    mod, state = fake_pynvml(10_000)
+    monkeypatch.setitem(sys.modules, "pynvml", mod)
+    e = energy.EpochEnergy({"type": "gpu", "index": 0})
+    for jump in (0, 13_334, 0):
+        e.start()
+        state["mj"] += jump
+        e.stop(True)
+    s = e.summary([0.012, 0.012, 0.012])
+    assert s["joules_per_epoch"] is None and s["epoch_joules"] is None
+    assert "did not advance during 2 of 3 steady epochs" in s["reason"]
+
+
+def test_an_nvml_error_of_another_class_ends_the_energy_not_the_run(monkeypatch):
+    """nvidia-ml-py raises NVMLLibraryMismatchError (no NVMLError) on an
+    older driver: the meter turns null with the reason; nothing escapes."""
+    mod, state = fake_pynvml(10_000)
+
+    class NVMLLibraryMismatchError(Exception):
+        pass
+
+    def mismatch(handle):
+        raise NVMLLibraryMismatchError("Unversioned function called and the pyNVML version does not match")
+
+    monkeypatch.setitem(sys.modules, "pynvml", mod)
+    e = energy.EpochEnergy({"type": "gpu", "index": 0})
+    mod.nvmlDeviceGetTotalEnergyConsumption = mismatch
+    e.start()
+    e.stop(True)
+    s = e.summary([1.0])
+    assert s["joules_per_epoch"] is None and "NVMLLibraryMismatchError" in s["reason"]

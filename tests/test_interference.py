@@ -97,3 +97,38 @@ def test_other_processes_on_the_gpu_are_counted_with_a_stand_in_for_nvml(monkeyp
     wrong.start()
     wrong.stop()
     assert wrong.summary()["epoch_other_gpu_processes"] == [None] and "Invalid Argument" in wrong.gpu_reason
+
+
+def test_an_epoch_shorter_than_the_kernel_tick_reads_null_with_the_reason():
+    """Seen on an H200: 5 ms epochs read 0% or 209% of a core, one 10 ms tick
+    either way. Planted once: without the bound the reading was a number."""
+    meter = interference.CpuInterference()
+    meter.start()
+    meter.stop()  # an epoch of microseconds
+    summary = meter.summary()
+    assert summary["epoch_other_cores"] == [None] and "shorter than 0.2 s" in summary["reason"]
+
+
+def test_a_process_list_call_of_another_error_class_gives_a_reason(monkeypatch):
+    """NVMLLibraryMismatchError is no NVMLError: it must not end the run."""
+    import types
+
+    class NVMLError(Exception):
+        pass
+
+    class NVMLLibraryMismatchError(Exception):
+        pass
+
+    def processes(handle):
+        raise NVMLLibraryMismatchError("no v3 symbol in this driver")
+
+    fake = types.SimpleNamespace(NVMLError=NVMLError, nvmlInit=lambda: None,
+                                 nvmlDeviceGetHandleByIndex=lambda i: "h",
+                                 nvmlDeviceGetComputeRunningProcesses=processes)  # fmt: skip
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    meter = interference.GpuInterference(0)
+    meter.start()
+    meter.stop()
+    summary = meter.summary()
+    assert summary["epoch_other_gpu_processes"] == [None]
+    assert "NVMLLibraryMismatchError" in summary["gpu_reason"]

@@ -158,21 +158,26 @@ THREADS = textwrap.dedent(
 )
 
 
-def _threads_probe(threads):
+def _threads_probe(threads, cache=None):
+    import os
+
     code = THREADS.format(pkg=str(ROOT / "workflow"), threads=threads)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    env = {**os.environ, **({jax_backend.CACHE_VARIABLE: str(cache)} if cache else {})}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")), None)
     assert line, proc.stdout + proc.stderr
     return json.loads(line[len("RESULT") :])
 
 
-def test_one_thread_means_one_core_measured_and_versions_are_recorded():
+def test_one_thread_means_one_core_measured_and_versions_are_recorded(tmp_path):
     """Process CPU time against wall time while XLA multiplies matrices: one
     thread never uses more than one core. Planted once: without the pinning
     the same probe used 1.18 cores on this 2-core machine while another job
     kept the other core busy, and failed."""
-    out = _threads_probe(1)
+    out = _threads_probe(1, cache=tmp_path / "cache")
     assert out["cores_used"] <= 1.05
+    # the compiled function was kept for the next run's process (planted once: no cache folder, no file)
+    assert out["env"]["jax_compilation_cache"] == str(tmp_path / "cache") and any((tmp_path / "cache").iterdir())
     env = out["env"]
     assert env["framework"] == "jax" and env["jax_cpu_cores"] == 1 and env["jax_backend"] == "cpu"
     assert env["jax"] == jax.__version__ and env["jaxlib"] and env["optax"]

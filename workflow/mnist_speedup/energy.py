@@ -85,7 +85,9 @@ class NvmlMeter:
         try:
             now = self.pynvml.nvmlDeviceGetTotalEnergyConsumption(self.handle)
         except Exception as exc:  # noqa: BLE001 - any NVML failure (not only NVMLError) nulls the energy, never the run
-            raise EnergyUnavailable(f"NVML energy counter failed during the run ({exc})") from None
+            raise EnergyUnavailable(
+                f"NVML energy counter failed during the run ({type(exc).__name__}: {exc})"
+            ) from None
         return (now - self.start_mj) / 1e3
 
 
@@ -128,7 +130,15 @@ class EpochEnergy:
 
     def summary(self, steady_seconds: list[float]) -> dict:
         """The record's ``energy`` section; every number null, with the
-        reason, when there is no meter."""
+        reason, when there is no meter, or when the counter did not advance
+        during an epoch: the epochs are shorter than its update interval
+        (NVML's counter on an H200 stood still through 12 ms epochs and then
+        jumped by 13 J), so a per-epoch figure would be noise."""
+        if self.meter is not None and any(j <= 0 for j in self.joules):
+            self.reason = (f"{self.meter.source} did not advance during {sum(j <= 0 for j in self.joules)} of "
+                           f"{len(self.joules)} steady epochs: they are shorter than the counter's update interval, "
+                           "so energy per epoch is not measurable here (train on more samples per epoch)")  # fmt: skip
+            self.meter = None
         if self.meter is None or not self.joules:
             return {"source": None, "reason": self.reason or "no steady-state epoch", "joules_per_epoch": None,
                     "mean_watts": None, "epoch_joules": None}  # fmt: skip

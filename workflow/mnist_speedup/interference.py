@@ -17,6 +17,10 @@ import time
 from pathlib import Path
 
 PROC_STAT = Path("/proc/stat")
+#: the shortest epoch whose other-process share is read: the kernel counts CPU
+#: time in ticks of 10 ms, so a shorter epoch reads 0% or 200% of a core
+#: (seen on an H200's 5 ms epochs), never what ran
+MIN_EPOCH_S = 0.2
 PROC_SELF_STAT = Path("/proc/self/stat")
 _BUSY_FIELDS = (0, 1, 2, 5, 6, 7)  # user nice system irq softirq steal (not idle, iowait, guest)
 
@@ -41,6 +45,7 @@ class CpuInterference:
     def __init__(self, proc_stat: Path = PROC_STAT, self_stat: Path = PROC_SELF_STAT):
         self.paths, self.reason = (proc_stat, self_stat), None
         self.epoch_cores: list[float | None] = []
+        self.short_epochs = 0
         try:
             self._read()
         except (OSError, ValueError, IndexError) as exc:
@@ -57,10 +62,18 @@ class CpuInterference:
             self.epoch_cores.append(None)
             return
         busy, own, wall = (after - before for after, before in zip(self._read(), self._before))
-        self.epoch_cores.append(max(0.0, busy - own) / wall if wall > 0 else None)
+        if wall < MIN_EPOCH_S:
+            self.short_epochs += 1
+            self.epoch_cores.append(None)
+            return
+        self.epoch_cores.append(max(0.0, busy - own) / wall)
 
     def summary(self) -> dict:
-        return {"source": None if self.reason else self.source, "reason": self.reason,
+        reason = self.reason
+        if reason is None and self.short_epochs:
+            reason = (f"{self.short_epochs} epoch(s) shorter than {MIN_EPOCH_S} s: other processes' share not "
+                      "resolvable (the kernel counts CPU time in 10 ms ticks); null for those")  # fmt: skip
+        return {"source": None if self.reason else self.source, "reason": reason,
                 "epoch_other_cores": self.epoch_cores}  # fmt: skip
 
 
