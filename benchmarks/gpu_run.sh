@@ -39,6 +39,8 @@ print("python", platform.python_version(), "| jax devices:", jax.devices())
 PY
 nvidia-smi -L || echo "nvidia-smi: none"
 
+# a call killed earlier (a deadline, a lost machine) leaves Snakemake's lock behind
+python3 -m snakemake --unlock --cores 1 --configfile "$config" > /dev/null 2>&1 || true
 start=$(date +%s)
 results=results/$experiment
 stage() { # snakemake arguments...; the workflow, its bundle, and what there is copied to OUT (also on failure)
