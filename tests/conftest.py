@@ -227,3 +227,13 @@ def crafted_tables(folder: Path, records, baseline="cpu", target=0.95, prices=No
     summary = summary.merge(per_run, on=["workload", "device", "batch_size", "seed"])
     table = tta.table(summary, per_run, base, target, prices)
     return summary, speedup, table, curves
+
+
+@pytest.fixture(autouse=True)
+def _restore_environment():
+    """Opening a framework in a test's own process sets the process environment
+    (threads, hidden GPUs); later tests' subprocesses must not inherit it."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)

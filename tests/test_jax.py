@@ -203,3 +203,26 @@ def test_framework_defaults_are_filled_in_and_refusals_name_the_fix(monkeypatch)
     monkeypatch.setattr(frameworks.Jax, "modules", ("jax", "no_such_module_for_jax"))
     with pytest.raises(config_check.ConfigError, match=r"needs no_such_module_for_jax.*pip install -e '\.\[jax\]'"):
         parsed({"cpu": {"type": "cpu", "threads": 1, "framework": "jax"}})
+
+
+def test_the_warm_up_step_leaves_the_initial_weights_and_counts_no_step():
+    """The warm-up compiles at the epochs' shapes and runs one real step on a
+    copy of the state (JAX is functional): the weights, Adam's state and the
+    step count stay the initial ones. Planted once: keeping the warm-up's
+    state moved every weight and failed."""
+    from mnist_speedup import devices, run
+
+    spec = run.RunSpec.with_defaults(
+        workload="m", workload_spec={"type": "mlp", "hidden": [16]}, device="cpu",
+        device_spec={"type": "cpu", "threads": devices.logical_cores(), "framework": "jax"},
+        batch_size=10, seed=1, epochs=2, warmup_epochs=1, step_samples=0)  # fmt: skip
+    rng = np.random.default_rng(0)
+    data = {k: rng.random((40, 784), dtype=np.float32) for k in ("x_train", "x_val", "x_test")}
+    data |= {k: rng.integers(0, 10, 40) for k in ("y_train", "y_val", "y_test")}
+    training = frameworks.open_device(spec.device_spec).training(spec, data, 4, {})
+    before = [np.asarray(w).copy() for w in jax.tree_util.tree_leaves(training.state["params"])]
+    assert training.warm_up()["untimed_steps_kept"] is False
+    after = jax.tree_util.tree_leaves(training.state["params"])
+    assert all(np.array_equal(a, np.asarray(b)) for a, b in zip(before, after)) and training.steps_done() == 0
+    training.train_calls(training.shuffled_order(), 0, 4)
+    assert training.steps_done() == 4  # the epoch's loop runs exactly the steps asked

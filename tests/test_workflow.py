@@ -200,6 +200,19 @@ def test_new_seed_schedules_only_its_runs(finished):
     assert jobs == {"train": 2, **dict.fromkeys(AFTER_TRAINING, 1)}  # 2 devices x 1 new seed
 
 
+def test_writing_the_default_framework_out_plans_nothing(finished):
+    workdir, _, config, _ = finished
+    written = {k: {**v, "framework": "tensorflow"} for k, v in config["devices"].items()}
+    assert plan(workdir, {**config, "devices": written}, "framework.yaml") == {}
+
+
+def test_a_jax_twin_plans_only_its_runs_and_calibration(finished):
+    workdir, _, config, _ = finished
+    twin = {**config["devices"], "cpu-jax": {"type": "cpu", "threads": 2, "framework": "jax"}}
+    jobs = plan(workdir, {**config, "devices": twin}, "twin.yaml")
+    assert jobs == {"train": 3, "calibrate": 1, **dict.fromkeys(AFTER_TRAINING, 1)}  # 3 seeds x 1 batch size
+
+
 def test_new_batch_size_schedules_its_runs_and_calibration(finished):
     workdir, _, config, _ = finished
     jobs = plan(workdir, {**config, "batch_sizes": [100, 50]})

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import compare, devices, records, run, stats
+from . import compare, devices, records, run, stats, summary
 from .checks import same_text
 from .run import RUN_KEY, SETTING
 
@@ -116,7 +116,7 @@ def load_runs(local_files, extra_dirs=(), calibration_files=()) -> tuple[pd.Data
     attach each device's calibrated matrix-multiply rate. Returns the
     summary (one row per run) and the per-epoch curves."""
     runs = _read_all(local_files, extra_dirs)
-    df = pd.DataFrame([run.summary_row(r, p, origin) for r, p, origin in runs])
+    df = pd.DataFrame([summary.summary_row(r, p, origin) for r, p, origin in runs])
     df["machine_key"] = [m if isinstance(m, str) and m else h for m, h in zip(df.machine_id, df.host)]
     calibration = list(calibration_files) + [f for d in extra_dirs for f in records.calibration_files(d)]
     df = df.merge(load_calibration(calibration), on=CALIBRATION_KEY, how="left")
