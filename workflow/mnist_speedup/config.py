@@ -265,6 +265,11 @@ def _resolve_workloads(config: dict) -> None:
         workload = kind(spec)
         workload.check(label, _fail)
         resolved[label] = kind.with_defaults(spec)
+        same = [other for other, known in resolved.items() if other != label and known == resolved[label]]
+        if same:
+            _fail(f"workloads.{label}", f"is the same network as workloads.{same[0]} ({workload.words()}): the "
+                  "headline would say the same thing twice and the geometric mean would count it twice",
+                  f"keep one of {same[0]} and {label}")  # fmt: skip
     config["workloads"] = resolved
 
 

@@ -29,6 +29,7 @@ from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 from . import atomic, checks, schema  # noqa: E402
+from .words import percent
 
 RC = {
     "font.size": 8,
@@ -171,7 +172,7 @@ def _legend(fig, devices, colours, names, batch_sizes, target) -> None:
         Line2D([], [], color="0.35", ls="-.", lw=0.8, label="(b) 1× = no speedup"),
     ]
     if target is not None:
-        handles.append(Line2D([], [], color="0.2", ls=(0, (4, 2)), lw=0.8, label=f"(c) target {target:.0%}"))
+        handles.append(Line2D([], [], color="0.2", ls=(0, (4, 2)), lw=0.8, label=f"(c) target {percent(target)}"))
     fig.legend(handles=handles, loc="outside lower center", ncol=legend_columns(handles), frameon=False)
 
 

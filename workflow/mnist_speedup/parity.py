@@ -22,6 +22,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from .run import SETTING
+from .words import percent
 
 LEVEL = 0.05
 PASS, FAIL = "PASS", "FAIL"
@@ -51,23 +52,21 @@ def verdict(base: pd.DataFrame, runs: pd.DataFrame, target: float, margin: float
     """(PASS or FAIL, the reason) of one device's runs against the baseline's."""
     missed, base_missed = int((~runs.target_reached.astype(bool)).sum()), int((~base.target_reached.astype(bool)).sum())
     if missed > base_missed:
-        return FAIL, (f"{missed} of {len(runs)} runs never reached {target:.0%} validation accuracy "
+        return FAIL, (f"{missed} of {len(runs)} runs never reached {percent(target)} validation accuracy "
                       f"(baseline: {base_missed} of {len(base)})")  # fmt: skip
     dev_epochs, base_epochs = _epochs(runs), _epochs(base)
     slower, p = slower_to_converge(base_epochs, dev_epochs)
     if slower:
-        return FAIL, (f"needs more epochs to {target:.0%} ({dev_epochs.mean():.1f} against {base_epochs.mean():.1f}; "
+        return FAIL, (f"needs more epochs to {percent(target)} ({dev_epochs.mean():.1f} against {base_epochs.mean():.1f}; "
                       f"one-sided Welch p = {p:.3f})")  # fmt: skip
     gap = runs.val_accuracy.mean() - base.val_accuracy.mean()
     if gap < -margin:
         return FAIL, (f"final validation accuracy {runs.val_accuracy.mean():.2%} is {-gap * 100:.2f} points below the "
                       f"baseline's {base.val_accuracy.mean():.2%} (margin {margin * 100:.2f})")  # fmt: skip
     if missed == len(runs) and base_missed == len(base):
-        epochs = (
-            f"neither reached {target:.0%} in {int(runs.epochs.iloc[0])} epochs, so only the final accuracy compares"
-        )
+        epochs = f"neither reached {percent(target)} in {int(runs.epochs.iloc[0])} epochs, so only the final accuracy compares"
     else:
-        epochs = f"{dev_epochs.mean():.1f} epochs to {target:.0%} against {base_epochs.mean():.1f}"
+        epochs = f"{dev_epochs.mean():.1f} epochs to {percent(target)} against {base_epochs.mean():.1f}"
     return PASS, f"{epochs}; final validation accuracy {gap * 100:+.2f} points"
 
 

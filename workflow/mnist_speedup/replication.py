@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from .words import percent
+
 #: the level of every speedup interval under replication (decided on and reported)
 INTERVAL_LEVEL = 0.97
 
@@ -93,7 +95,7 @@ def reason(measured: dict, target: float, max_seeds: int) -> str:
     """Why replication stopped (or goes on), in words."""
     n, w = len(measured["seeds"]), measured["widest"]
     if _half(w) <= target:
-        return f"every interval within ±{target:.0%} at {n} seeds (widest {_pct(w['half_width'])}: {_where(w)})"
+        return f"every interval within ±{percent(target)} at {n} seeds (widest {_pct(w['half_width'])}: {_where(w)})"
     if n >= max_seeds:
         return f"stopped at max_seeds {max_seeds}: {_where(w)} is still {_pct(w['half_width'])}"
     return f"after {n} seeds the widest interval is {_pct(w['half_width'])} ({_where(w)}); adding seed {n + 1}"

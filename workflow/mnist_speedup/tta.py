@@ -21,6 +21,7 @@ import pandas as pd
 
 from . import compare, stats
 from .run import RUN_KEY, SETTING
+from .words import percent
 
 BEST_CAVEAT = (
     "Each device's best batch size was chosen from these same runs, so this interval is optimistic "
@@ -52,7 +53,7 @@ def per_run(curves: pd.DataFrame, target: float) -> pd.DataFrame:
 def censored_message(runs: pd.DataFrame, who: str, target: float, epochs: int) -> str:
     missed = int((~runs.target_reached).sum())
     return (
-        f"{missed} of {len(runs)} runs of {who} did not reach {target:.0%} in {epochs} epochs: "
+        f"{missed} of {len(runs)} runs of {who} did not reach {percent(target)} in {epochs} epochs: "
         "add epochs or lower target_accuracy"
     )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...words import percent
 from ..format import esc
 
 CAPTIONS = Path(__file__).resolve().parents[3] / "report"
@@ -26,7 +27,7 @@ def speedup_caption(report) -> str:
     return (
         f"**Figure 1.** {caption_text('figure')}{shown} Here: {devices} device{'s' if devices != 1 else ''}, {runs} runs each, "
         f"speedup over {esc(baseline)} ({esc('; '.join(methods) or 'no interval')}); target "
-        f"{report.target:.0%}."
+        f"{percent(report.target)}."
     )
 
 

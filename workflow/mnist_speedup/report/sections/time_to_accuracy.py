@@ -8,6 +8,7 @@ import pandas as pd
 
 from ... import checks
 from ...tta import BEST_CAVEAT
+from ...words import percent
 from ..format import ci, dash_ci, esc, mean_sd, num, table, times, workload_column
 
 
@@ -39,9 +40,9 @@ def sentences(report) -> list[str]:
         epoch = per_epoch.loc[(r.workload, r.batch_size, r.device), "speedup"]
         if r.tta_speedup_ci_low <= 1 <= r.tta_speedup_ci_high:
             head = (f"{where}, {who} and {base} cannot be told apart in time to "
-                    f"{target:.0%} validation accuracy at this number of runs ({r.tta_speedup:.2f}×, 95% CI {interval})")  # fmt: skip
+                    f"{percent(target)} validation accuracy at this number of runs ({r.tta_speedup:.2f}×, 95% CI {interval})")  # fmt: skip
         else:
-            head = (f"{where}, {who} reached {target:.0%} validation accuracy "
+            head = (f"{where}, {who} reached {percent(target)} validation accuracy "
                     f"{r.tta_speedup:.2f}× (95% CI {interval}) as fast as {base}")  # fmt: skip
         out.append(f"{head}. Measured per epoch it is {epoch:.2f}×{_why_different(r, indexed, baseline, epoch)}")
     return out
@@ -96,7 +97,7 @@ def cost(report) -> list[str]:
 
 def render(report) -> list[str]:
     return [
-        f"## Time to accuracy ({report.target:.0%} validation accuracy)",
+        f"## Time to accuracy ({percent(report.target)} validation accuracy)",
         "",
         "Time to target: the sum of the epoch clocks up to the first epoch at or above the target, warm-up "
         "included; evaluation, setup and tracing excluded. No speedup where some run did not reach it.",
