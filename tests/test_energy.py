@@ -84,6 +84,18 @@ class FakeNVMLError(Exception):
     pass
 
 
+#: what nvidia-smi lists on a machine with two cards
+TWO_CARDS = "0, GPU-aaaa-0000, NVIDIA H200\n1, GPU-bbbb-1111, NVIDIA H200\n"
+
+
+@pytest.fixture(autouse=True)
+def two_cards(monkeypatch):
+    from mnist_speedup import devices
+
+    monkeypatch.setattr(devices, "nvidia_smi_list", lambda timeout=10.0: TWO_CARDS)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+
+
 def fake_pynvml(counter_mj, fail_on=None):
     mod = types.ModuleType("pynvml")
     mod.NVMLError = FakeNVMLError
@@ -95,6 +107,7 @@ def fake_pynvml(counter_mj, fail_on=None):
 
     mod.nvmlInit = lambda: check("init")
     mod.nvmlDeviceGetHandleByIndex = lambda i: (check("handle"), f"gpu{i}")[1]
+    mod.nvmlDeviceGetHandleByUUID = lambda u: (check("handle"), f"card-{u}")[1]
     mod.nvmlDeviceGetTotalEnergyConsumption = lambda h: (check("energy"), state["mj"])[1]
     return mod, state
 
@@ -192,3 +205,30 @@ def test_an_nvml_error_of_another_class_ends_the_energy_not_the_run(monkeypatch)
     e.stop(True)
     s = e.summary([1.0])
     assert s["joules_per_epoch"] is None and "NVMLLibraryMismatchError" in s["reason"]
+
+
+def test_nvml_reads_the_card_cuda_trains_on_by_its_uuid(monkeypatch):
+    """Issue 28 (3): with CUDA_VISIBLE_DEVICES=1, CUDA's GPU 0 is the second
+    card; NVML ignores the variable and would call the first card 0. The
+    meter asks NVML for the card by UUID. Planted once: the meter by index
+    read card 0's counter (1 J) and failed."""
+    mod, _ = fake_pynvml(0)
+    # each card's counter as read: when the meter opens, then around the epoch
+    counters = {"card-GPU-aaaa-0000": [1_000, 1_000, 2_000], "card-GPU-bbbb-1111": [10_000, 10_000, 160_000]}
+    mod.nvmlDeviceGetTotalEnergyConsumption = lambda handle: counters[handle].pop(0)
+    monkeypatch.setitem(sys.modules, "pynvml", mod)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    e = energy.EpochEnergy({"type": "gpu", "index": 0})
+    e.start()
+    e.stop(True)
+    assert e.summary([1.0])["joules_per_epoch"] == pytest.approx(150.0)
+
+
+def test_a_gpu_nvidia_smi_does_not_list_reads_no_card(monkeypatch):
+    from mnist_speedup import devices
+
+    mod, _ = fake_pynvml(0)
+    monkeypatch.setitem(sys.modules, "pynvml", mod)
+    monkeypatch.setattr(devices, "nvidia_smi_list", lambda timeout=10.0: None)
+    meter, reason = energy.open_meter({"type": "gpu", "index": 0})
+    assert meter is None and "UUID is unknown" in reason and "CUDA_VISIBLE_DEVICES" in reason

@@ -32,45 +32,62 @@ def logical_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def detect_gpus(timeout: float = 10.0) -> list[dict]:
-    """GPUs that ``nvidia-smi`` lists, as ``[{"index": i, "name": ...}]``.
-
-    Returns [] when nvidia-smi is missing or fails (no driver, no GPU).
-    ``CUDA_VISIBLE_DEVICES`` is honoured the way CUDA does: only the listed
-    indices count, renumbered from 0.
-    """
+def nvidia_smi_list(timeout: float = 10.0) -> str | None:
+    """nvidia-smi's ``index, uuid, name`` lines (None: nvidia-smi missing or failing)."""
     exe = shutil.which("nvidia-smi")
     if exe is None:
-        return []
+        return None
     try:
-        out = subprocess.run(
-            [exe, "--query-gpu=index,name", "--format=csv,noheader"],
+        return subprocess.run(
+            [exe, "--query-gpu=index,uuid,name", "--format=csv,noheader"],
             capture_output=True,
             text=True,
             timeout=timeout,
             check=True,
         ).stdout
     except (subprocess.SubprocessError, OSError):
-        return []
-    return parse_nvidia_smi(out, os.environ.get("CUDA_VISIBLE_DEVICES"))
+        return None
+
+
+def detect_gpus() -> list[dict]:
+    """GPUs that ``nvidia-smi`` lists, as ``[{"index": i, "uuid": ..., "name": ...}]``
+    in CUDA's numbering. Returns [] when nvidia-smi is missing or fails (no
+    driver, no GPU)."""
+    out = nvidia_smi_list()
+    return [] if out is None else parse_nvidia_smi(out, os.environ.get("CUDA_VISIBLE_DEVICES"))
 
 
 def parse_nvidia_smi(output: str, cuda_visible: str | None = None) -> list[dict]:
+    """nvidia-smi's lines (``index, uuid, name``, or ``index, name``) as the
+    cards CUDA numbers: with ``CUDA_VISIBLE_DEVICES`` only the listed ones
+    (by index or by UUID), renumbered from 0 in that order, each keeping its
+    UUID. NVML ignores that variable and numbers every card itself, so the
+    UUID is what names the same card to both."""
     gpus = []
     for line in output.splitlines():
-        if "," not in line:
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) < 2 or not parts[0].isdigit():
             continue
-        index, name = (part.strip() for part in line.split(",", 1))
-        if index.isdigit():
-            gpus.append({"index": int(index), "name": name})
+        uuid = parts[1] if len(parts) >= 3 and parts[1].startswith(("GPU-", "MIG-")) else None
+        name = ", ".join(parts[2:] if uuid else parts[1:])
+        gpus.append({"index": int(parts[0]), "uuid": uuid, "name": name})
     if cuda_visible is not None:
         wanted = [v.strip() for v in cuda_visible.split(",") if v.strip()]
-        if not all(v.isdigit() for v in wanted):  # UUIDs etc.: keep the count only
-            return [{"index": i, "name": g["name"]} for i, g in enumerate(gpus[: len(wanted)])]
-        by_index = {g["index"]: g for g in gpus}
-        gpus = [by_index[int(v)] for v in wanted if int(v) in by_index]
-        gpus = [{"index": i, "name": g["name"]} for i, g in enumerate(gpus)]
-    return gpus
+        by_key = {str(g["index"]): g for g in gpus} | {g["uuid"]: g for g in gpus if g["uuid"]}
+        chosen = []
+        for v in wanted:  # CUDA stops at the first entry it cannot match
+            match = by_key.get(v) or next((g for g in gpus if g["uuid"] and g["uuid"].startswith(v)), None)
+            if match is None:
+                break
+            chosen.append(match)
+        gpus = chosen
+    return [{**g, "index": i} for i, g in enumerate(gpus)]
+
+
+def gpu_uuid(index: int) -> str | None:
+    """The UUID of the card CUDA numbers ``index`` here (None: nvidia-smi does not say)."""
+    gpus = detect_gpus()
+    return gpus[index]["uuid"] if index < len(gpus) else None
 
 
 def auto_devices(gpus: list[dict] | None = None, cores: int | None = None) -> dict[str, dict]:
@@ -247,12 +264,12 @@ class Gpu(Device):
     def energy_meter(self, powercap):
         from .energy import NvmlMeter
 
-        return NvmlMeter(self.spec["index"])
+        return NvmlMeter(gpu_uuid(self.spec["index"]))
 
     def interference_meter(self):
         from .interference import GpuInterference
 
-        return GpuInterference(self.spec["index"])
+        return GpuInterference(gpu_uuid(self.spec["index"]))
 
     def describe(self, gpu_name: str | None = None) -> str:
         return gpu_name or f"GPU {self.spec['index']}"

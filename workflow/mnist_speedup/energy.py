@@ -63,20 +63,30 @@ class RaplMeter:
         return self.total_j
 
 
+#: why no NVML meter reads a card whose UUID is not known
+NO_UUID = (
+    "the GPU's UUID is unknown (nvidia-smi did not list it): NVML numbers the cards itself, ignoring "
+    "CUDA_VISIBLE_DEVICES, so no card is read rather than perhaps another one"
+)
+
+
 class NvmlMeter:
-    """NVML's total energy counter of one GPU (Volta and newer), in mJ."""
+    """NVML's total energy counter of one GPU (Volta and newer), in mJ. The
+    card is named by its UUID, the one name NVML and CUDA share."""
 
     source = "NVML total energy counter, whole GPU board"
 
-    def __init__(self, index: int):
+    def __init__(self, uuid: str | None):
         try:
             import pynvml
         except ImportError:
             raise EnergyUnavailable("NVML not installed (pip install nvidia-ml-py, part of the gpu extra)") from None
+        if uuid is None:
+            raise EnergyUnavailable(NO_UUID)
         self.pynvml = pynvml
         try:
             pynvml.nvmlInit()
-            self.handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+            self.handle = pynvml.nvmlDeviceGetHandleByUUID(uuid)
             self.start_mj = pynvml.nvmlDeviceGetTotalEnergyConsumption(self.handle)
         except Exception as exc:  # noqa: BLE001 - NVMLError and the library-mismatch errors alike
             raise EnergyUnavailable(f"this GPU reports no energy counter (NVML: {type(exc).__name__}: {exc})") from None

@@ -45,12 +45,17 @@ def cpu_model() -> str:
 
 
 def _nvidia_smi(query: str, index: int) -> str | None:
+    """nvidia-smi's answer for the card CUDA numbers ``index`` (by its UUID where
+    nvidia-smi lists one: its own -i numbering ignores CUDA_VISIBLE_DEVICES)."""
+    from . import devices
+
+    card = devices.gpu_uuid(index) or str(index)
     exe = shutil.which("nvidia-smi")
     if exe is None:
         return None
     try:
         out = subprocess.run(
-            [exe, f"--query-gpu={query}", "--format=csv,noheader", "-i", str(index)],
+            [exe, f"--query-gpu={query}", "--format=csv,noheader", "-i", card],
             capture_output=True,
             text=True,
             timeout=10,
@@ -131,7 +136,7 @@ def gpu_name(index: int | None) -> str | None:
 
 
 #: what every framework's environment names (null where it does not apply)
-FRAMEWORK_FIELDS = ("framework", "tensorflow", "tensorlayer", "keras", "jax", "jaxlib", "optax", "gpu_name",
+FRAMEWORK_FIELDS = ("framework", "tensorflow", "tensorlayer", "keras", "jax", "jaxlib", "optax", "gpu_name", "gpu_uuid",
                     "gpu_compute_capability", "gpu_driver", "cuda_version", "cudnn_version")  # fmt: skip
 
 
@@ -142,4 +147,9 @@ def capture(framework) -> dict:
     env.update(dict.fromkeys(FRAMEWORK_FIELDS))
     env["framework"] = framework.name
     env.update(framework.environment())
+    index = framework.device.gpu_index()
+    if index is not None:
+        from . import devices
+
+        env["gpu_uuid"] = devices.gpu_uuid(index)  # the card NVML's meters read
     return env

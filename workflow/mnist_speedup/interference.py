@@ -80,15 +80,19 @@ class CpuInterference:
 class GpuInterference(CpuInterference):
     """The CPU meter, and the other processes on this GPU (NVML)."""
 
-    def __init__(self, index: int, **paths):
+    def __init__(self, uuid: str | None, **paths):
         super().__init__(**paths)
         self.epoch_gpu_processes: list[int | None] = []
         self.gpu_reason = None
         try:
             import pynvml
 
+            from .energy import NO_UUID
+
+            if uuid is None:
+                raise LookupError(NO_UUID)
             pynvml.nvmlInit()
-            self.nvml, self.handle = pynvml, pynvml.nvmlDeviceGetHandleByIndex(index)
+            self.nvml, self.handle = pynvml, pynvml.nvmlDeviceGetHandleByUUID(uuid)
         except Exception as exc:  # missing, or no driver: say why
             self.nvml, self.gpu_reason = None, f"other GPU processes not measurable ({exc})"
 
