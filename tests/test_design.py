@@ -90,7 +90,7 @@ def test_interleaved_blocks_get_the_paired_interval(tmp_path):
 def test_incomplete_block_falls_back_to_unpaired(tmp_path):
     recs = [r for r in block_records() if not (r["device"] == "cpu1" and r["seed"] == 3)]
     _, speedup, _, _ = crafted_tables(tmp_path, recs)
-    assert speedup.set_index("device").loc["cpu1", "ci_method"] == stats.CI_METHOD
+    assert speedup.set_index("device").loc["cpu1", "ci_method"] == stats.CI_METHOD.format(level="95%")
 
 
 def test_runs_from_another_machine_fall_back_to_unpaired(tmp_path):
@@ -99,7 +99,7 @@ def test_runs_from_another_machine_fall_back_to_unpaired(tmp_path):
     write_records(tmp_path / "there", other)
     summary, _ = aggregate.load_runs(local, [tmp_path / "there"])
     speedup = aggregate.speedup_table(summary, "cpu")
-    assert speedup.set_index("device").loc["cpu1", "ci_method"] == stats.CI_METHOD
+    assert speedup.set_index("device").loc["cpu1", "ci_method"] == stats.CI_METHOD.format(level="95%")
 
 
 @pytest.mark.parametrize(

@@ -48,6 +48,7 @@ def test_this_process_own_work_is_not_counted():
     quiet = max(readings[False])  # the busier of the two sleeping epochs around the spinning one
     assert readings[True][0] < quiet + 0.5, readings
 
+
 def test_no_proc_gives_a_reason_not_zero(tmp_path):
     meter = interference.CpuInterference(proc_stat=tmp_path / "missing")
     meter.start()

@@ -78,4 +78,4 @@ def test_mixed_bfloat16_trains_as_well_as_float32(tmp_path):
     assert verdicts.loc["cpu-bf16", "parity"] == "PASS", verdicts.loc["cpu-bf16", "parity_reason"]
     bf16 = records.load(workdir / files[2])
     assert bf16["numerics"] == {"precision": "mixed_bfloat16", "compute_dtype": "bfloat16", "jit_compile": False,
-                                "loss_scaling": None}  # fmt: skip
+                                "loss_scaling": None, "tf32": False}  # fmt: skip

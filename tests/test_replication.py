@@ -152,6 +152,34 @@ def test_the_report_names_the_level_an_interval_was_computed_at():
     from mnist_speedup.report.format import ci_name
 
     plain = stats.paired_fieller_ratio([2.0, 2.1, 1.9, 2.05], [1.0, 1.1, 0.95, 1.0])
-    assert ci_name(plain.method) == "95% CI"
-    assert ci_name(stats.at_level(plain, 0.97).method) == "97% CI"
-    assert ci_name(float("nan")) == "95% CI"  # a row without a method (the baseline's own)
+    wide = stats.paired_fieller_ratio([2.0, 2.1, 1.9, 2.05], [1.0, 1.1, 0.95, 1.0], 0.97)
+    assert plain.ci_name == ci_name(plain.level) == "95% CI" and "Fieller 95% CI" in plain.method_words
+    assert wide.ci_name == ci_name([0.97, float("nan")]) == "97% CI"
+    assert "Fieller 97% CI" in wide.method_words and stats.WIDENED in wide.method_words
+    assert ci_name(float("nan")) == "95% CI"  # a row without an interval (the baseline's own)
+
+
+@pytest.mark.parametrize("level", [0.5, 0.8, 0.9, 0.95, 0.97, 0.99])
+def test_compare_at_level_l_is_fieller_at_level_l(level):
+    """Issue 32: compare really computes the interval at the level asked
+    (a 95% interval labelled 97% would pass a label check). Against
+    Fieller's interval by hand (the quadratic's roots with t at that level):
+    the interval grows with the level, and equals the hand computation.
+    Planted once: compare ignoring `level` failed every level but 0.95."""
+    import pandas as pd
+    from scipy import stats as sps
+
+    from mnist_speedup import compare
+
+    a, b = np.array([2.0, 2.3, 1.9, 2.2, 2.05]), np.array([1.0, 1.2, 0.9, 1.05, 1.0])
+    base = pd.DataFrame({"t": a, "block": range(5), "seed": range(5), "device": "base"})
+    runs = pd.DataFrame({"t": b, "block": range(5), "seed": range(5), "device": "dev"})
+    r = compare.compare(base, runs, "t", paired=False, level=level)
+    va, vb = a.var(ddof=1) / 5, b.var(ddof=1) / 5
+    s = a.mean() / b.mean()
+    df = (va + s**2 * vb) ** 2 / (va**2 / 4 + (s**2 * vb) ** 2 / 4)
+    t2 = sps.t.ppf(0.5 + level / 2, df) ** 2
+    qa, qb, qc = b.mean() ** 2 - t2 * vb, a.mean() * b.mean(), a.mean() ** 2 - t2 * va
+    root = np.sqrt(qb**2 - qa * qc)
+    assert (r.low, r.high) == pytest.approx(((qb - root) / qa, (qb + root) / qa), rel=1e-12)
+    assert r.level == level and r.ci_name == f"{level * 100:g}% CI"

@@ -128,7 +128,7 @@ def test_best_against_best_when_the_best_batch_sizes_differ(tmp_path):
     expected = stats.fieller_ratio(base, dev)  # unpaired: different batch sizes are different blocks
     assert row.tta_speedup == pytest.approx(expected.estimate)
     assert (row.tta_speedup_ci_low, row.tta_speedup_ci_high) == pytest.approx((expected.low, expected.high))
-    assert row.tta_ci_method == stats.CI_METHOD
+    assert row.tta_ci_method == stats.CI_METHOD.format(level="95%")
 
 
 # ------------------------------------------------------------ spread (a pure unit test, out of the slow module)

@@ -246,7 +246,8 @@ def speedup_row(bs: int, device: str, runs: pd.DataFrame, base: pd.DataFrame, ba
     energy = compare.compare(runs if itself else base, runs, "energy_j_per_epoch", baseline_itself=itself,
                              refuse=_no_energy)  # fmt: skip
     row |= compare.columns("speedup", r) | compare.columns("energy_ratio", energy)
-    row["ci_method"] = r.method
+    row["ci_method"] = r.method_words  # the speedup's, as speedup_ci_method (kept for readers of older tables)
+    row["ci_level"] = r.level
     row["few_runs_note"] = (
         "a 2-run interval uses t with 1 degree of freedom and is very wide"
         if device != baseline and min(len(runs), max(len(base), 2)) == 2

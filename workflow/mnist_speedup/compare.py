@@ -72,7 +72,7 @@ def compare(
         r = stats.paired_fieller_ratio(*by_block(base, runs, column), level)
     else:
         r = stats.fieller_ratio(base[column].to_numpy(), runs[column].to_numpy(), level)
-    return r if level == stats.CI_LEVEL else stats.at_level(r, level)
+    return r
 
 
 def cost(seconds: float, r: stats.Ratio, price: float | None, base_price: float | None, name: str) -> dict:
@@ -87,6 +87,6 @@ def cost(seconds: float, r: stats.Ratio, price: float | None, base_price: float 
 
 
 def columns(prefix: str, r: stats.Ratio) -> dict:
-    """A ratio as table columns: estimate, interval, method and reason."""
+    """A ratio as table columns: estimate, interval, method (at its level) and reason."""
     return {prefix: r.estimate, f"{prefix}_ci_low": r.low, f"{prefix}_ci_high": r.high,
-            f"{prefix}_ci_method": r.method, f"{prefix}_ci_note": r.reason}  # fmt: skip
+            f"{prefix}_ci_method": r.method_words, f"{prefix}_ci_note": r.reason}  # fmt: skip

@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from .stats import CI_LEVEL
+
 
 def start_seconds(summary: pd.DataFrame) -> pd.Series:
     """Seconds of each run's start since the first run of its machine."""
@@ -24,7 +26,7 @@ def start_seconds(summary: pd.DataFrame) -> pd.Series:
     return (started - first).dt.total_seconds()
 
 
-def relative_change(x, y, level: float = 0.95) -> tuple[float, float, float]:
+def relative_change(x, y, level: float = CI_LEVEL) -> tuple[float, float, float]:
     """(change, low, high) of y over the span of x, relative to mean(y);
     NaN with fewer than 3 points or no spread in x."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)

@@ -28,7 +28,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
-from . import atomic, checks, schema  # noqa: E402
+from . import atomic, checks, schema, stats  # noqa: E402
 from .words import percent
 
 RC = {
@@ -161,13 +161,23 @@ def _convergence(ax, curves: pd.DataFrame | None, devices, colours, batch_sizes,
     ax.set(xlabel="Cumulative timed training (s)", ylabel="Validation accuracy (%)")
 
 
-def _legend(fig, devices, colours, names, batch_sizes, target) -> None:
+def _interval_name(speedup: pd.DataFrame) -> str:
+    """``95% CI``, or the level replication widened the speedups' intervals to."""
+    level = speedup.get("ci_level", pd.Series(dtype=float)).max()
+    return stats.ci_name(level if level == level else stats.CI_LEVEL)
+
+
+def _legend(fig, devices, colours, names, batch_sizes, target, interval: str) -> None:
     handles = [Line2D([], [], color=colours[d], marker="o", ms=3.5, lw=1.2, label=names[d]) for d in devices]
     handles += [Line2D([], [], color="0.4", ls=BATCH_STYLES[j % 4], lw=1.1, label=f"(c) batch {bs}")
                 for j, bs in enumerate(batch_sizes)]  # fmt: skip
     handles += [
         Line2D([], [], color="0.4", ls=(0, (1, 1.5)), lw=0.9, label="(a) calibrated matmul bound"),
-        Patch(color="0.4", alpha=0.25, label="(b, c) 95% CI"),
+        *(
+            [Patch(color="0.4", alpha=0.25, label="(b, c) 95% CI")]
+            if interval == "95% CI"
+            else [Patch(color="0.4", alpha=0.25, label=f"(b) {interval}, (c) 95% CI")]
+        ),  # (c): the seeds' accuracy
         Line2D([], [], color="0.4", marker="o", mfc="white", ls="none", ms=3.5, label="(b) no interval"),
         Line2D([], [], color="0.35", ls="-.", lw=0.8, label="(b) 1× = no speedup"),
     ]
@@ -212,7 +222,7 @@ def draw(
             _batch_axis(ax, batch_sizes)
         for ax, letter in zip((ax_a, ax_b, ax_c), "abc"):
             _letter(ax, letter)
-        _legend(fig, devices, colours, names, batch_sizes, target)
+        _legend(fig, devices, colours, names, batch_sizes, target, _interval_name(speedup))
         if opts.get("title"):
             fig.suptitle(plain(opts["title"]), fontsize=9)
     return fig
@@ -333,7 +343,7 @@ def draw_scaling(speedup: pd.DataFrame, baseline: str, options: dict | None = No
         handles += [Line2D([], [], color="0.4", ls=styles[b], lw=1.1, label=f"batch {b}") for b in batch_sizes]
         kinds = [k for k in WORKLOAD_MARKERS if speedup.workload_words.str.startswith(k).any()]
         handles += [Line2D([], [], color="0.4", marker=WORKLOAD_MARKERS[k], ls="none", ms=3.8, label=k) for k in kinds]
-        handles += [Patch(color="0.4", alpha=0.25, label="(a) 95% CI"),
+        handles += [Patch(color="0.4", alpha=0.25, label=f"(a) {_interval_name(speedup)}"),
                     Line2D([], [], color="0.4", marker="o", mfc="white", ls="none", ms=3.5, label="(a) no interval"),
                     Line2D([], [], color="0.35", ls="-.", lw=0.8, label="(a) 1× = no speedup"),
                     Line2D([], [], color="0.4", ls=(0, (1, 1.5)), lw=0.9, label="(b) calibrated bound")]  # fmt: skip

@@ -24,6 +24,7 @@ from scipy import stats as sps
 
 from . import compare
 from .model import flop_words
+from .stats import CI_LEVEL
 
 ABOVE, BELOW, APART, UNKNOWN = "+", "-", "0", "?"
 
@@ -112,7 +113,7 @@ def log_ratio(base: pd.DataFrame, runs: pd.DataFrame, column: str = "steady_epoc
     return LogRatio(math.log(b.mean() / d.mean()), var, df)
 
 
-def combine(parts: list[LogRatio], level: float = 0.95) -> tuple[float, float, float]:
+def combine(parts: list[LogRatio], level: float = CI_LEVEL) -> tuple[float, float, float]:
     """(geometric mean, low, high) of the ratios whose logs are ``parts``."""
     w = len(parts)
     mean = sum(p.log for p in parts) / w
@@ -124,9 +125,10 @@ def combine(parts: list[LogRatio], level: float = 0.95) -> tuple[float, float, f
     return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
 
 
-def geometric_mean(summary: pd.DataFrame, baseline: str) -> pd.DataFrame:
+def geometric_mean(summary: pd.DataFrame, baseline: str, level: float = CI_LEVEL) -> pd.DataFrame:
     """Per device and batch size: the geometric mean speedup across the
-    workloads (each with its own baseline runs) and its 95% interval."""
+    workloads (each with its own baseline runs) and its interval at ``level``
+    (the speedups' own: wider under replication)."""
     rows = []
     for bs, at_bs in summary.groupby("batch_size", sort=True):
         for device, runs in at_bs[at_bs.device != baseline].groupby("device", sort=True):
@@ -136,7 +138,7 @@ def geometric_mean(summary: pd.DataFrame, baseline: str) -> pd.DataFrame:
                 parts.append(log_ratio(base, mine))
             if len(parts) < 2 or any(p is None for p in parts):
                 continue
-            g, lo, hi = combine(parts)
+            g, lo, hi = combine(parts, level)
             rows.append({"batch_size": bs, "device": device, "workloads": len(parts), "geomean_speedup": g,
                          "geomean_ci_low": lo, "geomean_ci_high": hi})  # fmt: skip
     return pd.DataFrame(rows, columns=["batch_size", "device", "workloads", "geomean_speedup", "geomean_ci_low",

@@ -21,9 +21,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
-CI_METHOD = "Fieller 95% CI for a ratio of independent means (Welch-Satterthwaite df)"
-PAIRED_METHOD = "Fieller 95% CI for a ratio of paired means (blocks; n - 1 df)"
+from .words import percent
+
+#: the methods, their level filled in from the Ratio (``Ratio.method_words``)
+CI_METHOD = "Fieller {level} CI for a ratio of independent means (Welch-Satterthwaite df)"
+PAIRED_METHOD = "Fieller {level} CI for a ratio of paired means (blocks; n - 1 df)"
 CI_LEVEL = 0.95
+#: how a method reads when its interval was computed at another level than CI_LEVEL
+WIDENED = " (widened for replication's stopping rule)"
 
 FEW_RUNS = "needs ≥ 2 runs per device"
 UNBOUNDED = "unbounded: too noisy for an interval at this n"
@@ -38,10 +43,21 @@ class Ratio:
     df: float
     method: str = CI_METHOD
     reason: str | None = None  # why there is no interval
+    level: float = CI_LEVEL  # the interval's confidence level
 
     @property
     def bounded(self) -> bool:
         return math.isfinite(self.low) and math.isfinite(self.high)
+
+    @property
+    def ci_name(self) -> str:
+        """``95% CI``, ``97% CI``: derived from the level, never parsed from text."""
+        return ci_name(self.level)
+
+    @property
+    def method_words(self) -> str:
+        """The method in words, at this ratio's level (and named as widened off CI_LEVEL)."""
+        return self.method.format(level=percent(self.level)) + (WIDENED if self.level != CI_LEVEL else "")
 
     @classmethod
     def none(cls, reason: str) -> Ratio:
@@ -56,20 +72,25 @@ class Ratio:
     def scaled(self, factor: float) -> Ratio:
         """The same ratio times a constant (e.g. a price ratio): the
         interval scales with it, nothing is re-derived."""
-        return Ratio(self.estimate * factor, self.low * factor, self.high * factor, self.df, self.method, self.reason)
+        return Ratio(self.estimate * factor, self.low * factor, self.high * factor, self.df, self.method, self.reason,
+                     self.level)  # fmt: skip
 
 
-def _roots(a_coef: float, b_coef: float, c_coef: float, s: float, df: float, method: str):
+def ci_name(level: float) -> str:
+    return f"{percent(level)} CI"
+
+
+def _roots(a_coef: float, b_coef: float, c_coef: float, s: float, df: float, method: str, level: float):
     """Fieller's interval from the quadratic a R^2 - 2 b R + c = 0; no
     interval where it is unbounded or reaches 0 or below."""
     disc = b_coef**2 - a_coef * c_coef
     if a_coef <= 0 or disc < 0:
-        return Ratio(s, math.nan, math.nan, df, method, UNBOUNDED)
+        return Ratio(s, math.nan, math.nan, df, method, UNBOUNDED, level)
     root = math.sqrt(disc)
     low, high = (b_coef - root) / a_coef, (b_coef + root) / a_coef
     if low <= 0:
-        return Ratio(s, math.nan, math.nan, df, method, UNBOUNDED)
-    return Ratio(s, low, high, df, method)
+        return Ratio(s, math.nan, math.nan, df, method, UNBOUNDED, level)
+    return Ratio(s, low, high, df, method, level=level)
 
 
 def mean_ci(values, level: float = CI_LEVEL) -> tuple[float, float]:
@@ -93,15 +114,15 @@ def fieller_ratio(numerator, denominator, level: float = CI_LEVEL) -> Ratio:
     ma, mb = a.mean(), b.mean()
     s = ma / mb
     if len(a) < 2 or len(b) < 2:
-        return Ratio(s, math.nan, math.nan, math.nan, CI_METHOD, FEW_RUNS)
+        return Ratio(s, math.nan, math.nan, math.nan, CI_METHOD, FEW_RUNS, level)
     va = a.var(ddof=1) / len(a)
     vb = b.var(ddof=1) / len(b)
     denom_df = va**2 / (len(a) - 1) + (s**2 * vb) ** 2 / (len(b) - 1)
     if denom_df == 0:  # no spread at all: the ratio is exact
-        return Ratio(s, s, s, math.inf)
+        return Ratio(s, s, s, math.inf, level=level)
     df = (va + s**2 * vb) ** 2 / denom_df
     t2 = sps.t.ppf(0.5 + level / 2, df) ** 2
-    return _roots(mb**2 - t2 * vb, ma * mb, ma**2 - t2 * va, s, df, CI_METHOD)
+    return _roots(mb**2 - t2 * vb, ma * mb, ma**2 - t2 * va, s, df, CI_METHOD, level)
 
 
 def paired_fieller_ratio(numerator, denominator, level: float = CI_LEVEL) -> Ratio:
@@ -116,23 +137,13 @@ def paired_fieller_ratio(numerator, denominator, level: float = CI_LEVEL) -> Rat
     ma, mb = a.mean(), b.mean()
     s = ma / mb
     if n < 2:
-        return Ratio(s, math.nan, math.nan, math.nan, PAIRED_METHOD, FEW_RUNS)
+        return Ratio(s, math.nan, math.nan, math.nan, PAIRED_METHOD, FEW_RUNS, level)
     cov = np.cov(a, b, ddof=1)
     saa, sbb, sab = cov[0, 0], cov[1, 1], cov[0, 1]
     if saa == 0 and sbb == 0:
-        return Ratio(s, s, s, n - 1, PAIRED_METHOD)
+        return Ratio(s, s, s, n - 1, PAIRED_METHOD, level=level)
     t2 = sps.t.ppf(0.5 + level / 2, n - 1) ** 2
-    return _roots(mb**2 - t2 * sbb / n, ma * mb - t2 * sab / n, ma**2 - t2 * saa / n, s, n - 1, PAIRED_METHOD)
-
-
-#: how a method reads when its interval was computed at another level than 95%
-WIDENED = " (widened for replication's stopping rule)"
-
-
-def at_level(r: Ratio, level: float) -> Ratio:
-    """A ratio whose interval was computed at another level than 95%, so named."""
-    method = r.method.replace("95% CI", f"{level:.0%} CI") + WIDENED
-    return Ratio(r.estimate, r.low, r.high, r.df, method, r.reason)
+    return _roots(mb**2 - t2 * sbb / n, ma * mb - t2 * sab / n, ma**2 - t2 * saa / n, s, n - 1, PAIRED_METHOD, level)
 
 
 def cv(values) -> float:

@@ -86,7 +86,7 @@ def _row(workload, bs, device, runs: pd.DataFrame, r: stats.Ratio) -> dict:
         "tta_speedup": r.estimate,
         "tta_speedup_ci_low": r.low,
         "tta_speedup_ci_high": r.high,
-        "tta_ci_method": r.method,
+        "tta_ci_method": r.method_words,
         "tta_note": r.reason,
     }
 
@@ -145,7 +145,7 @@ def _best_of_workload(table_df: pd.DataFrame, runs: pd.DataFrame, baseline: str)
                     "time_to_target_s_mean": row.time_to_target_s_mean,
                     "baseline_time_to_target_s_mean": best.loc[baseline, "time_to_target_s_mean"],
                     "tta_speedup": r.estimate, "tta_speedup_ci_low": r.low, "tta_speedup_ci_high": r.high,
-                    "tta_ci_method": r.method, "tta_note": r.reason})  # fmt: skip
+                    "tta_ci_method": r.method_words, "tta_note": r.reason})  # fmt: skip
     return out
 
 

@@ -28,6 +28,7 @@ from mnist_speedup import (
     records,
     replication,
     run,
+    stats,
 )  # noqa: E402
 
 SCHEMA = WORKFLOW_DIR.parent / "config" / "schemas" / "config.schema.yaml"
@@ -110,6 +111,10 @@ wildcard_constraints:
 # Randomised complete blocks (mnist_speedup/design.py), as job priorities:
 # with one timing_slot, jobs run one at a time in exactly this order.
 REPLICATION = config.get("replication")
+# the speedups' interval, named at its level (wider under replication's stopping rule)
+SPEEDUP_INTERVAL = stats.ci_name(
+    replication.INTERVAL_LEVEL if REPLICATION else stats.CI_LEVEL
+)
 # every seed this config may run: the listed ones, and with replication the
 # next ones up to max_seeds (their blocks come after the listed ones)
 ALL_SEEDS = (

@@ -46,7 +46,7 @@ rule aggregate:
             f"{RESULTS}/speedup.csv",
             caption="../report/speedup.rst",
             category="Tables",
-            labels={"table": "speedup with 95% CI"},
+            labels={"table": f"speedup with {SPEEDUP_INTERVAL}"},
         ),
         time_to_accuracy=report(
             f"{RESULTS}/time_to_accuracy.csv",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html
 import math
-import re
 
 import pandas as pd
 
@@ -76,11 +75,11 @@ def mean_sd(means, sds, fmt="{:.3f}") -> list[str]:
     return [f"{num(m, fmt)} ± {num(s, fmt)}" for m, s in zip(means, sds)]
 
 
-def ci_name(method) -> str:
-    """``95% CI``, or the level an interval was widened to (``97% CI`` under
-    replication), from the interval method that stats.at_level names."""
-    found = re.search(r"(\d+)% CI ", method) if isinstance(method, str) and stats.WIDENED in method else None
-    return f"{found.group(1)}% CI" if found else "95% CI"
+def ci_name(levels) -> str:
+    """``95% CI``, or the level the intervals were computed at (``97% CI`` under
+    replication): from a table's ``ci_level`` column (or one level), never parsed from text."""
+    values = [v for v in (levels if hasattr(levels, "__iter__") else [levels]) if v == v]  # NaN: no interval
+    return stats.ci_name(max(values) if values else stats.CI_LEVEL)
 
 
 def workload_column(report, df: pd.DataFrame) -> dict:

@@ -17,7 +17,7 @@ def _sentence(r, who: str, base: str, on: str) -> str:
         note = r.speedup_ci_note if isinstance(r.speedup_ci_note, str) else "no interval"
         return (f"{who} ran {num(r.speedup, '{:.2f}')}× as fast as {base} per epoch{on} at batch size {r.batch_size} "
                 f"({n}), but with no confidence interval ({esc(note)}).")  # fmt: skip
-    ci = f"{ci_name(r.ci_method)} {r.speedup_ci_low:.2f}-{r.speedup_ci_high:.2f}, {n}"
+    ci = f"{ci_name(r.get('ci_level', math.nan))} {r.speedup_ci_low:.2f}-{r.speedup_ci_high:.2f}, {n}"
     if r.speedup_ci_low <= 1 <= r.speedup_ci_high:
         return (f"{who} and {base} cannot be told apart at this number of runs{on} at batch size {r.batch_size} "
                 f"(speedup {r.speedup:.2f}×, {ci}).")  # fmt: skip

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ... import scaling
+from ... import scaling, stats
 from ..format import ci, esc, table, times
 
 
@@ -21,7 +21,9 @@ def crossovers(report) -> list[str]:
 
 
 def _geomean(report) -> list[str]:
-    g = scaling.geometric_mean(report.tables.summary, report.baseline)
+    level = report.tables.speedup.get("ci_level", pd.Series(dtype=float)).max()
+    level = level if level == level else stats.CI_LEVEL  # NaN: no interval anywhere
+    g = scaling.geometric_mean(report.tables.summary, report.baseline, level)
     if g.empty:
         return []
     n = int(g.workloads.max())
@@ -29,7 +31,7 @@ def _geomean(report) -> list[str]:
         "batch size": g.batch_size,
         "device": g.device.map(report.names),
         f"geometric mean across these {n} workloads": g.geomean_speedup.map(times),
-        "95% CI": [ci(lo, hi) for lo, hi in zip(g.geomean_ci_low, g.geomean_ci_high)],
+        stats.ci_name(level): [ci(lo, hi) for lo, hi in zip(g.geomean_ci_low, g.geomean_ci_high)],
     })  # fmt: skip
     return [
         f"A summary across these {n} workloads (not a property of the device: other networks give other "

@@ -7,6 +7,10 @@ import pandas as pd
 from ..format import ci, ci_name, esc, mean_sd, num, table, times
 
 
+def _levels(sp: pd.DataFrame):
+    return sp.get("ci_level", pd.Series(dtype=float))
+
+
 def _table(sp: pd.DataFrame, names: dict) -> str:
     return table(pd.DataFrame(
         {
@@ -15,7 +19,7 @@ def _table(sp: pd.DataFrame, names: dict) -> str:
             "epoch (s), mean ± SD": mean_sd(sp.epoch_s_mean, sp.epoch_s_std),
             "samples/s": sp.samples_per_s.map(lambda v: num(v, "{:,.0f}")),
             "speedup": sp.speedup.map(times),
-            ci_name(" ".join(sp.ci_method.astype(str))): [ci(*v) for v in zip(sp.speedup_ci_low, sp.speedup_ci_high,
+            ci_name(_levels(sp)): [ci(*v) for v in zip(sp.speedup_ci_low, sp.speedup_ci_high,
                                                                   sp.speedup_ci_note)],  # fmt: skip
             "interval method": sp.ci_method,
             "n": sp.n,
@@ -41,7 +45,7 @@ def render(report) -> list[str]:
     sp, names, baseline = report.tables.speedup, report.names, report.baseline
     notes = [f"- {esc(r.workload)}, batch size {r.batch_size}, {esc(r.device)}: {esc(r.few_runs_note)}."
              for _, r in sp.iterrows() if isinstance(r.few_runs_note, str)]  # fmt: skip
-    level = ci_name(" ".join(sp.ci_method.astype(str))).removesuffix(" CI")
+    level = ci_name(_levels(sp)).removesuffix(" CI")
     return [
         f"## Speedup over {esc(names[baseline])}",
         "",
