@@ -226,3 +226,17 @@ def test_the_warm_up_step_leaves_the_initial_weights_and_counts_no_step():
     assert all(np.array_equal(a, np.asarray(b)) for a, b in zip(before, after)) and training.steps_done() == 0
     training.train_calls(training.shuffled_order(), 0, 4)
     assert training.steps_done() == 4  # the epoch's loop runs exactly the steps asked
+
+
+@pytest.mark.parametrize(("precision", "matmul"), [("float32", "highest"), ("tf32", "tensorfloat32"),
+                                                   ("mixed_bfloat16", "default")])  # fmt: skip
+def test_jax_float32_is_full_float32_and_tf32_only_where_asked(precision, matmul):
+    """JAX's default matmul precision on a GPU is not float32: float32 sets
+    `highest`, tf32 `tensorfloat32`; the record says which."""
+    from mnist_speedup import devices
+
+    framework = frameworks.open_device({"type": "cpu", "threads": devices.logical_cores(), "framework": "jax",
+                                        "precision": precision})  # fmt: skip
+    assert framework.matmul_precision == matmul == jax.config.jax_default_matmul_precision
+    assert framework.environment()["jax_matmul_precision"] == matmul
+    jax.config.update("jax_default_matmul_precision", "highest")

@@ -43,7 +43,10 @@ def test_numerics_default_to_float32_without_xla_and_are_kept():
 
 
 def test_an_unknown_precision_is_refused_with_the_fix():
-    with pytest.raises(config_check.ConfigError, match="unknown precision 'int8'. Fix: use float32, mixed_bfloat16"):
+    with pytest.raises(
+        config_check.ConfigError,
+        match="unknown precision .int8.. Fix: use float32, tf32 \\(NVIDIA GPUs\\), mixed_bfloat16",
+    ):
         parsed({"cpu": {"type": "cpu", "threads": 1, "precision": "int8"}})
 
 
@@ -252,3 +255,27 @@ def test_xla_compiles_and_trains_in_every_precision(device_spec, pipeline):
         last = float(training.run_epoch()) / 10
     assert int(training.step_count.numpy()) + training.scaler.skipped_steps() == 60
     assert last < first
+
+
+def test_tf32_is_a_gpu_precision_of_its_own():
+    """Issue 28 (1): `tf32` is refused on a CPU when the config is read,
+    accepted on a GPU, native from compute capability 8.0, and named TF32."""
+    with pytest.raises(config_check.ConfigError, match=r"devices\.cpu\.precision`: tf32 is a GPU's .*Fix: use float32"):
+        parsed({"cpu": {"type": "cpu", "threads": 1, "precision": "tf32"}})
+    config = parsed({"cpu": {"type": "cpu", "threads": 1}, "gpu": {"type": "gpu", "index": 0, "precision": "tf32"}})
+    assert config["devices"]["gpu"]["precision"] == "tf32"
+    gpu = devices.of({"type": "gpu", "index": 0})
+    assert gpu.native_precision("tf32", {"gpu_compute_capability": "9.0"})[0] is True
+    assert gpu.native_precision("tf32", {"gpu_compute_capability": "7.5"})[0] is False
+    assert numerics.words({"precision": "tf32"}) == "TF32" and numerics.compute_dtype("tf32") == "float32"
+    assert devices.describe({"type": "gpu", "index": 0, "precision": "tf32"}, "NVIDIA H200") == "NVIDIA H200, TF32"
+
+
+@pytest.mark.parametrize(("precision", "tf32"), [("float32", False), ("tf32", True), ("mixed_bfloat16", False)])
+def test_tensorflow_float32_is_float32_and_tf32_only_where_asked(precision, tf32):
+    """Issue 28 (1): TensorFlow turns TF32 on by default; opening a device
+    sets it from the precision. Planted once: leaving TensorFlow's default
+    (on) failed the float32 case."""
+    framework = frameworks.open_device({"type": "cpu", "threads": 1, "precision": precision})
+    assert framework.tf.config.experimental.tensor_float_32_execution_enabled() is tf32
+    assert framework.environment()["tf32"] is tf32

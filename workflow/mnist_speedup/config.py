@@ -221,6 +221,7 @@ def _resolve_devices(config: dict, gpus) -> None:
                 f"devices.{label}.type", f"unknown device type {spec.get('type')!r}", f"use one of {sorted(dev.TYPES)}"
             )
         kind.check(label, spec, config, _fail)
+        kind.check_precision(label, spec, _fail)
         _check_framework(label, spec)
         config.setdefault("_warnings", []).extend(kind.check_numerics(label, spec))
     if config["baseline"] not in config["devices"]:

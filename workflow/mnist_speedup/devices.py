@@ -184,6 +184,10 @@ class Device:
         """Whether this hardware computes ``precision`` natively, and why."""
         return (True, "float32 is native everywhere") if precision == "float32" else (None, "not known")
 
+    @classmethod
+    def check_precision(cls, label: str, spec: dict, fail) -> None:
+        """Refuse a precision this type of device does not have."""
+
 
 class Cpu(Device):
     type = "cpu"
@@ -214,19 +218,31 @@ class Cpu(Device):
             return "? threads"
         return f"{int(threads)} thread{'s' if int(threads) != 1 else ''}"
 
-    #: CPU flags of native low-precision arithmetic, by precision
-    NATIVE_FLAGS = {"mixed_bfloat16": ("avx512_bf16", "amx_bf16"), "mixed_float16": ("avx512_fp16", "amx_fp16")}
-
     def native_precision(self, precision: str, env: dict) -> tuple[bool | None, str]:
+        from . import numerics
+
+        wanted = numerics.of(precision).cpu_flags
         if precision == "float32":
             return True, "float32 is native everywhere"
+        if wanted is None:
+            return False, f"a CPU has no {numerics.of(precision).words}"
         flags = env.get("cpu_low_precision_flags")
         if flags is None:
             return None, "the CPU's flags were not recorded"
-        found = [f for f in self.NATIVE_FLAGS[precision] if f in flags]
+        found = [f for f in wanted if f in flags]
         if found:
             return True, f"the CPU has {', '.join(found)}"
-        return False, f"the CPU has none of {', '.join(self.NATIVE_FLAGS[precision])}: emulated, expect it slower"
+        return False, f"the CPU has none of {', '.join(wanted)}: emulated, expect it slower"
+
+    @classmethod
+    def check_precision(cls, label: str, spec: dict, fail) -> None:
+        from . import numerics
+
+        precision = numerics.of(spec.get("precision"))
+        if precision.cpu_flags is None:
+            fail(f"devices.{label}.precision", f"{precision.name} is a GPU's (NVIDIA, compute capability "
+                 f"{precision.gpu_from[0]}.{precision.gpu_from[1]} and newer); a CPU has no {precision.words}",
+                 "use float32 or mixed_bfloat16 on a CPU")  # fmt: skip
 
     @classmethod
     def check_numerics(cls, label: str, spec: dict) -> list[str]:
@@ -278,18 +294,17 @@ class Gpu(Device):
         model = self.spec.get("model")
         return {"gpu": 1, **({"gpu_model": model} if model else {})}
 
-    #: the compute capability from which tensor cores run each precision
-    NATIVE_FROM = {"mixed_bfloat16": (8, 0), "mixed_float16": (7, 0)}
-
     def native_precision(self, precision: str, env: dict) -> tuple[bool | None, str]:
+        from . import numerics
+
         if precision == "float32":
             return True, "float32 is native everywhere"
         cc = env.get("gpu_compute_capability")
         if not cc:
             return None, "the GPU's compute capability was not recorded"
-        need = self.NATIVE_FROM[precision]
+        need = numerics.of(precision).gpu_from
         if tuple(int(p) for p in str(cc).split(".")[:2]) >= need:
-            return True, f"compute capability {cc} has {precision.removeprefix('mixed_')} tensor cores"
+            return True, f"compute capability {cc} has {numerics.of(precision).words.split()[0]} tensor cores"
         return False, f"compute capability {cc} is below {need[0]}.{need[1]}: emulated, expect it slower"
 
     @classmethod

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 
+from .. import numerics
 from .base import DeviceError, Framework, NoDeviceMemory
 from .jax_training import JaxTraining
 
@@ -56,7 +57,11 @@ class Jax(Framework):
 
         self.jax = jax
         self.compilation_cache = _use_compilation_cache(jax)
-        self.matmul_precision = "highest" if self.precision == "float32" else "default"
+        precision = numerics.of(self.precision)
+        # float32 means float32 (JAX's GPU default is not); TF32 where asked; mixed: the cast decides
+        self.matmul_precision = (
+            "tensorfloat32" if precision.tensor_float_32 else "default" if precision.casts else "highest"
+        )
         jax.config.update("jax_default_matmul_precision", self.matmul_precision)
         self.out_of_memory = (getattr(jax.errors, "JaxRuntimeError", RuntimeError),)
         self.target = self._open(jax, index)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import warnings
 
-from .. import model
+from .. import model, numerics
 from .base import DeviceError, Framework, NoDeviceMemory
 from .tf_training import OPTIMIZER, TfTraining
 
@@ -35,8 +35,8 @@ class TensorFlow(Framework):
         self.tf = tf
         self.out_of_memory = (tf.errors.ResourceExhaustedError,)
         self.device_name, self.physical = self._open(tf)
-        # float32 means float32: no TF32 rounding of the products' inputs
-        tf.config.experimental.enable_tensor_float_32_execution(False)
+        # float32 means float32: TF32 rounds the products' inputs only where the precision says so
+        tf.config.experimental.enable_tensor_float_32_execution(numerics.of(self.precision).tensor_float_32)
         import tensorlayer as tl
 
         self.tl = tl

@@ -13,9 +13,9 @@ from .. import numerics
 def cast_layers(tf, net, precision: str) -> None:
     """Make every layer with weights of ``net`` compute in the precision's
     low dtype, with its float32 weights cast on each call."""
-    dtype = numerics.PRECISIONS[precision]
-    if dtype is None:
+    if not numerics.of(precision).casts:
         return
+    dtype = numerics.compute_dtype(precision)
     for layer in net.all_layers:
         if getattr(layer, "W", None) is not None:
             layer.forward = _casting(tf, layer, dtype)
