@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -174,6 +175,56 @@ def check_like_with_like(df: pd.DataFrame, baseline: str) -> None:
         _same(df, base, field, f"baseline {baseline}")
     for _, runs in df.groupby("workload", sort=True):
         _same(runs, runs.iloc[0], "workload_spec", f"workload {runs.workload.iloc[0]}")
+
+
+#: summary.csv's device columns, and the device spec's key each holds
+DEVICE_FIELDS = {"device_type": "type", "threads": "threads", "gpu_index": "index", "precision": "precision",
+                 "jit_compile": "jit_compile", "framework": "framework"}  # fmt: skip
+
+
+def check_against_config(df: pd.DataFrame, device_specs: dict, workload_specs: dict) -> None:
+    """A local record must have run its device and workload as the config
+    specifies them (a record edited and resealed, or left by another config,
+    is refused); the runs of one imported device must agree with each other."""
+    from . import devices
+
+    local = df[df.origin == "local"]
+    for _, row in local[local.device_label.isin(list(device_specs))].iterrows():
+        spec = devices.columns(device_specs[row.device_label], {})
+        for column, key in DEVICE_FIELDS.items():
+            if _value(row[column]) != _value(spec[column]):
+                _disagree(row.path, f"device_spec.{key}", row[column], spec[column], f"device {row.device_label}")
+        want = workload_specs.get(row.workload)
+        if want is not None and row.workload_spec != json.dumps(want, sort_keys=True):
+            _disagree(row.path, "workload_spec", row.workload_spec, json.dumps(want, sort_keys=True),
+                      f"workload {row.workload}")  # fmt: skip
+    for device, runs in df[df.origin != "local"].groupby("device", sort=True):
+        first = runs.iloc[0]
+        for column in DEVICE_FIELDS:
+            differ = runs[runs[column].map(_value) != _value(first[column])]
+            if not differ.empty:
+                raise records.RecordError(
+                    f"{differ.path.iloc[0]}: `{column}` is {differ[column].iloc[0]!r} but {first[column]!r} in "
+                    f"{first.path}: the runs of imported device {device} differ among themselves. Fix: remove the "
+                    "runs that do not belong to that device from its extra_runs folder, or ask for a fresh bundle."
+                )
+
+
+def _value(v) -> str:
+    """A cell as text to compare, whatever the table made of it: 2.0 is 2, NaN is null."""
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
+        return "null" if math.isnan(v) else str(int(v)) if float(v).is_integer() else str(float(v))
+    return same_text(v)
+
+
+def _disagree(path, field: str, found, wanted, what: str) -> None:
+    raise records.RecordError(
+        f"{path}: `{field}` is {found!r} but the config's {what} says {wanted!r} (a record edited, or made by "
+        "another config). Fix: delete it and run snakemake again to redo that run with this config, or restore the "
+        "config that made it."
+    )
 
 
 def _same(df: pd.DataFrame, base: pd.Series, field: str, what: str) -> None:

@@ -9,6 +9,8 @@ import shutil
 import socket
 import subprocess
 
+from . import numerics
+
 
 def process_age_s() -> float | None:
     """Seconds since this process started (Linux), e.g. to time interpreter
@@ -80,8 +82,12 @@ def machine_id() -> str:
     return hashlib.sha256(f"{cpu_model()}|{os.cpu_count()}".encode()).hexdigest()[:12]
 
 
-#: CPU flags of low-precision arithmetic (bfloat16, float16, AMX tiles)
-LOW_PRECISION_FLAGS = ("avx512_bf16", "amx_bf16", "avx512_fp16", "amx_fp16", "amx_tile", "avx_vnni")
+#: CPU flags of low-precision arithmetic: those the precisions run natively with, and AMX tiles and VNNI
+LOW_PRECISION_FLAGS = (
+    *dict.fromkeys(f for p in numerics.PRECISIONS.values() for f in (p.cpu_flags or ())),
+    "amx_tile",
+    "avx_vnni",
+)
 
 
 def cpu_low_precision_flags(cpuinfo="/proc/cpuinfo") -> list[str] | None:

@@ -23,6 +23,8 @@ rule check_runs:
     params:
         baseline=BASELINE,
         extra_runs=extra_run_folders(),
+        devices=configinput.canonical(DEVICES),
+        workloads=configinput.canonical(WORKLOADS),
         code=stage_digest("check_runs.py"),
     script:
         "../scripts/check_runs.py"

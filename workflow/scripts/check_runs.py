@@ -12,6 +12,7 @@ with logged(snakemake) as log:
     params = snakemake.params
     summary, _ = aggregate.load_runs(snakemake.input.runs, params.extra_runs, snakemake.input.calibration)
     aggregate.check_like_with_like(summary, aggregate.baseline_device(summary, params.baseline))
+    aggregate.check_against_config(summary, params.devices, params.workloads)
     checked = dict(zip(summary.path, summary.record_sha256))
     atomic.write_text(snakemake.output[0], json.dumps({"records": checked}, indent=1, sort_keys=True) + "\n")
     log(f"{len(checked)} run records checked")
