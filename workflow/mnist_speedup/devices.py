@@ -321,6 +321,16 @@ def of(spec: dict) -> Device:
     return TYPES[spec["type"]](spec)
 
 
+def energy_meter(spec: dict, powercap=None):
+    """``(meter, None)`` for the device of ``spec``, or ``(None, reason)``."""
+    from .energy import POWERCAP, EnergyUnavailable
+
+    try:
+        return of(spec).energy_meter(powercap or POWERCAP), None
+    except EnergyUnavailable as exc:
+        return None, str(exc)
+
+
 def prepare_environment(spec: dict) -> None:
     """Set the process environment of a device's job (thread counts for
     NumPy's BLAS, hidden GPUs): before NumPy or a framework is imported."""

@@ -2,7 +2,7 @@
 
 A meter is read just before and just after each timed epoch's clock, so
 that evaluation between epochs is not charged. Where no counter can be
-read, :func:`open_meter` returns ``(None, reason)`` and the record says why
+read, ``devices.energy_meter`` returns ``(None, reason)`` and the record says why
 ("RAPL not readable: permission denied", "NVML not installed", ...): the
 energy fields are then null, never 0.
 
@@ -101,23 +101,14 @@ class NvmlMeter:
         return (now - self.start_mj) / 1e3
 
 
-def open_meter(spec: dict, powercap: Path = POWERCAP):
-    """``(meter, None)`` for the device of ``spec``, or ``(None, reason)``."""
-    from . import devices
-
-    try:
-        return devices.of(spec).energy_meter(powercap), None
-    except EnergyUnavailable as exc:
-        return None, str(exc)
-
-
 class EpochEnergy:
     """Joules of each steady-state epoch: the meter is read just before and
     just after the epoch's clock. A counter that fails mid-run turns every
     energy field null, with the reason."""
 
-    def __init__(self, spec: dict, powercap: Path = POWERCAP):
-        self.meter, self.reason = open_meter(spec, powercap)
+    def __init__(self, meter, reason: str | None = None):
+        """``meter``: an opened meter, or None with the ``reason`` (``devices.energy_meter``)."""
+        self.meter, self.reason = meter, reason
         self.joules: list[float] = []
         self._before = None
 

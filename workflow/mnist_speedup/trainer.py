@@ -131,7 +131,7 @@ class EpochClock:
 
     def timed_epochs(self, log) -> dict:
         spec, training = self.spec, self.training
-        meter = energy.EpochEnergy(spec.device_spec)
+        meter = energy.EpochEnergy(*devices.energy_meter(spec.device_spec))
         others = devices.of(spec.device_spec).interference_meter()
         memory = self.framework.memory_reader()
         out = {key: [] for key in ("epoch_s", "loss", "val_accuracy", "val_loss", "eval_s", "steps", "skipped")}
