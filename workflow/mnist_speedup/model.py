@@ -29,7 +29,7 @@ MAX_WIDTH = 16384
 DEFAULT = {"type": "mlp"}
 
 # Element-wise costs per element. Conventions, written down so that the
-# count can be checked by hand; the products dominate (> 99% at batch >= 10).
+# count can be checked by hand; the products dominate (97.5% of the MLP's step at batch 100).
 _ADAM_FLOPS_PER_PARAM = 12  # m, v moments, bias corrections folded, sqrt, divide, update
 _SOFTMAX_XENT_FLOPS_PER_LOGIT = 5  # max-subtract, exp, sum, divide/log, label pick (fwd + bwd)
 _RELU_FLOPS = 1  # fwd compare; bwd mask multiply counted as 1 more
