@@ -59,7 +59,7 @@ def test_gpu_extra_brings_cuda_and_nvml_on_linux_x86_64():
 
 
 @pytest.mark.skipif(not os.environ.get("MNIST_SPEEDUP_PIP_RESOLVE"), reason="opt-in: needs the package index")
-@pytest.mark.parametrize("extra", ["", "[gpu]"])
+@pytest.mark.parametrize("extra", ["", "[gpu]", "[gpu,jax-gpu]"])
 def test_pip_resolves_one_tensorflow(tmp_path, extra):
     report = tmp_path / "report.json"
     subprocess.run(
@@ -71,3 +71,7 @@ def test_pip_resolves_one_tensorflow(tmp_path, extra):
     assert names & TENSORFLOWS == {"tensorflow"}
     if extra:
         assert any(n.startswith("nvidia-cudnn") for n in names) and "nvidia-ml-py" in names
+    if "jax-gpu" in extra:  # TensorFlow's and JAX's CUDA libraries are one set of CUDA 12 wheels
+        assert {"jax", "jaxlib", "jax-cuda12-plugin", "optax"} <= names
+        cuda = {n for n in names if n.startswith("nvidia-") and n != "nvidia-ml-py"}
+        assert cuda and all(n.endswith("-cu12") for n in cuda), sorted(cuda)

@@ -177,9 +177,7 @@ def check_like_with_like(df: pd.DataFrame, baseline: str) -> None:
         _same(runs, runs.iloc[0], "workload_spec", f"workload {runs.workload.iloc[0]}")
 
 
-#: summary.csv's device columns, and the device spec's key each holds
-DEVICE_FIELDS = {"device_type": "type", "threads": "threads", "gpu_index": "index", "precision": "precision",
-                 "jit_compile": "jit_compile", "framework": "framework"}  # fmt: skip
+DEVICE_FIELDS = devices.SPEC_COLUMNS
 
 
 def check_against_config(df: pd.DataFrame, device_specs: dict, workload_specs: dict) -> None:

@@ -359,6 +359,16 @@ def describe(spec: dict, gpu_name: str | None = None) -> str:
     return words if plain else f"{words}, {numerics.words(spec)}"
 
 
+#: summary.csv's device columns, and the device spec's key each holds: what a record's device must agree on
+SPEC_COLUMNS = {"device_type": "type", "threads": "threads", "gpu_index": "index", "precision": "precision",
+                "jit_compile": "jit_compile", "framework": "framework"}  # fmt: skip
+
+
+def checked_spec(spec: dict) -> dict:
+    """The keys of a device spec that its records must agree with (not a price, not a cluster's GPU model)."""
+    return {k: v for k, v in spec.items() if k in SPEC_COLUMNS.values()}
+
+
 def columns(spec: dict, env: dict) -> dict:
     """The device's columns in summary.csv."""
     return {"device_type": spec["type"], "threads": spec.get("threads"), "gpu_index": spec.get("index"),

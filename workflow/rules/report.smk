@@ -23,7 +23,9 @@ rule check_runs:
     params:
         baseline=BASELINE,
         extra_runs=extra_run_folders(),
-        devices=configinput.canonical(DEVICES),
+        devices=configinput.canonical(
+            {label: device_info.checked_spec(spec) for label, spec in DEVICES.items()}
+        ),
         workloads=configinput.canonical(WORKLOADS),
         code=stage_digest("check_runs.py"),
     script:
