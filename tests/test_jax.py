@@ -240,3 +240,13 @@ def test_jax_float32_is_full_float32_and_tf32_only_where_asked(precision, matmul
     assert framework.matmul_precision == matmul == jax.config.jax_default_matmul_precision
     assert framework.environment()["jax_matmul_precision"] == matmul
     jax.config.update("jax_default_matmul_precision", "highest")
+
+
+def test_a_jax_device_label_names_the_framework_not_its_always_on_compiler():
+    from mnist_speedup import devices
+
+    spec = {"type": "cpu", "threads": 2, "framework": "jax", "jit_compile": True, "precision": "mixed_bfloat16"}
+    assert devices.describe(spec) == "2 threads, JAX, bf16 mixed"
+    assert devices.describe({**spec, "precision": "float32"}) == "2 threads, JAX"
+    tf = {"type": "cpu", "threads": 2, "jit_compile": True, "precision": "mixed_bfloat16"}
+    assert devices.describe(tf) == "2 threads, bf16 mixed, XLA"

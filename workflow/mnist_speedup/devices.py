@@ -356,7 +356,9 @@ def describe(spec: dict, gpu_name: str | None = None) -> str:
     words = of(spec).describe(gpu_name)
     if fw.name != frameworks.DEFAULT:
         words = f"{words}, {fw.words}"
-    return words if plain else f"{words}, {numerics.words(spec)}"
+    # XLA is named only where it is a choice (JAX always compiles with it)
+    shown = {**spec, "jit_compile": bool(spec.get("jit_compile")) and not fw.default_jit_compile}
+    return words if plain else f"{words}, {numerics.words(shown)}"
 
 
 #: summary.csv's device columns, and the device spec's key each holds: what a record's device must agree on
