@@ -16,7 +16,7 @@ devices all use JAX runs where ``import tensorflow`` fails.
 
 from __future__ import annotations
 
-from .base import DeviceError, Framework, FrameworkMissing
+from .base import DeviceError, Framework
 from .jax_backend import Jax
 from .tensorflow_backend import TensorFlow
 
@@ -25,7 +25,7 @@ TYPES: dict[str, type[Framework]] = {cls.name: cls for cls in (TensorFlow, Jax)}
 #: the framework of a device spec that names none (the original article's)
 DEFAULT = TensorFlow.name
 
-__all__ = ["DEFAULT", "TYPES", "DeviceError", "Framework", "FrameworkMissing", "name_of", "of", "open_device"]
+__all__ = ["DEFAULT", "TYPES", "DeviceError", "Framework", "name_of", "of", "open_device"]
 
 
 def name_of(device_spec: dict) -> str:

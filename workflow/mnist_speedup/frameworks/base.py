@@ -17,10 +17,6 @@ class DeviceError(RuntimeError):
     """The requested device is not available; never fall back silently."""
 
 
-class FrameworkMissing(RuntimeError):
-    """The framework a device asks for is not installed; names the extra."""
-
-
 class Framework:
     """One framework opened on one device. Subclasses set the class
     attributes and implement the methods that raise NotImplementedError."""
@@ -47,15 +43,6 @@ class Framework:
     def missing(cls) -> list[str]:
         """The modules of this framework that cannot be imported here."""
         return [m for m in cls.modules if importlib.util.find_spec(m) is None]
-
-    @classmethod
-    def check_installed(cls) -> None:
-        missing = cls.missing()
-        if missing:
-            raise FrameworkMissing(
-                f"framework {cls.name!r} needs {', '.join(missing)}, which is not installed here. Fix: "
-                f"pip install -e '.[{cls.extra}]', or use another framework for this device"
-            )
 
     @classmethod
     def check_spec(cls, label: str, spec: dict, fail) -> None:
@@ -88,6 +75,10 @@ class Framework:
     def environment(self) -> dict:
         """The framework's versions and the accelerator it sees, for the record."""
         raise NotImplementedError
+
+
+#: samples per evaluation call
+EVAL_CHUNK = 1000
 
 
 class Training:
@@ -137,7 +128,16 @@ class Training:
         raise NotImplementedError
 
     def evaluate(self, x, y) -> tuple[float, float]:
-        """(accuracy, mean loss) in eval mode (no dropout)."""
+        """(accuracy, mean loss) in eval mode (no dropout), in chunks of EVAL_CHUNK."""
+        loss_sum, correct = 0.0, 0
+        for i in range(0, len(x), EVAL_CHUNK):
+            chunk_loss, chunk_correct = self.eval_sums(x[i : i + EVAL_CHUNK], y[i : i + EVAL_CHUNK])
+            loss_sum += float(chunk_loss)
+            correct += int(chunk_correct)
+        return correct / len(x), loss_sum / len(x)
+
+    def eval_sums(self, x, y):
+        """(summed loss, correct predictions) of one chunk, in one compiled call."""
         raise NotImplementedError
 
     def numerics(self) -> dict:

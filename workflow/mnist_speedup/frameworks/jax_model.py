@@ -74,7 +74,8 @@ def _max_pool(x, pool: int):
 def forward(jax, workload, params, x, dtype: str, key=None):
     """The logits (float32) of ``x``; ``key`` None: evaluation (no dropout)."""
     jnp, lax = jax.numpy, jax.lax
-    keys = list(jax.random.split(key, 8)) if key is not None else [None] * 8
+    layers = len(params)  # one dropout key per layer: no two layers share a mask
+    keys = list(jax.random.split(key, layers)) if key is not None else [None] * layers
 
     def cast(p):
         return p["W"].astype(dtype), p["b"].astype(dtype)
@@ -95,7 +96,7 @@ def forward(jax, workload, params, x, dtype: str, key=None):
         return (x @ w + b).astype(jnp.float32)
     rates = workload.spec["dropout"]
     for i, p in enumerate(params):
-        x = _dropout(jax, x, rates[i], keys[i % 8])
+        x = _dropout(jax, x, rates[i], keys[i])
         w, b = cast(p)
         x = x @ w + b
         if i < len(params) - 1:

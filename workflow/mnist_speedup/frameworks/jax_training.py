@@ -8,9 +8,8 @@ import numpy as np
 
 from .. import model, numerics
 from . import jax_model
-from .base import Training
+from .base import EVAL_CHUNK, Training
 
-EVAL_CHUNK = 1000  # samples per evaluation call
 #: why a JAX CPU device runs a network with convolutions one step per call
 CPU_CONV_NOTE = (
     "one step per call: XLA's CPU backend runs convolution gradients 10 to 45 times slower inside a compiled "
@@ -145,14 +144,8 @@ class JaxTraining(Training):
         jnp = self.jax.numpy
         return all(bool(jnp.all(jnp.isfinite(w))) for w in self.jax.tree_util.tree_leaves(self.state["params"]))
 
-    def evaluate(self, x, y) -> tuple[float, float]:
-        loss_sum, correct = 0.0, 0
-        for i in range(0, len(x), EVAL_CHUNK):
-            chunk_loss, chunk_correct = self._eval(self.state["params"], x[i : i + EVAL_CHUNK],
-                                                   y[i : i + EVAL_CHUNK].astype(np.int32))  # fmt: skip
-            loss_sum += float(chunk_loss)
-            correct += int(chunk_correct)
-        return correct / len(x), loss_sum / len(x)
+    def eval_sums(self, x, y):
+        return self._eval(self.state["params"], x, y.astype(np.int32))
 
     def numerics(self) -> dict:
         return {"matmul_precision": self.framework.matmul_precision}

@@ -12,7 +12,6 @@ from .base import Training
 from .tf_numerics import cast_layers, loss_scale
 
 OPTIMIZER = "tf.compat.v1.train.AdamOptimizer (fused ResourceApplyAdam kernel, as in the original TF1 code)"
-EVAL_CHUNK = 1000  # samples per evaluation call
 
 
 def make_optimizer(tf, spec):
@@ -175,14 +174,14 @@ class TfTraining(Training):
         return all(bool(tf.reduce_all(tf.math.is_finite(w))) for w in self.net.trainable_weights)
 
     def evaluate(self, x, y) -> tuple[float, float]:
-        self.net.eval()
-        loss_sum, correct = 0.0, 0
-        for i in range(0, len(x), EVAL_CHUNK):
-            chunk_loss, chunk_correct = self.eval_chunk(x[i : i + EVAL_CHUNK], y[i : i + EVAL_CHUNK])
-            loss_sum += float(chunk_loss)
-            correct += int(chunk_correct)
-        self.net.train()
-        return correct / len(x), loss_sum / len(x)
+        self.net.eval()  # TensorLayer's dropout reads the mode
+        try:
+            return super().evaluate(x, y)
+        finally:
+            self.net.train()
+
+    def eval_sums(self, x, y):
+        return self.eval_chunk(x, y)
 
     def numerics(self) -> dict:
         """How the products ran, beyond the precision: TF32 on or off."""
