@@ -40,7 +40,7 @@ SPEC = None  # set in workers
 
 
 def worker_trainer(npz: str, threads: int, batch_size: int = BATCH, steps_per_call="epoch") -> dict:
-    from mnist_speedup import run, trainer
+    from mnist_speedup.measure import run, trainer
 
     spec = run.RunSpec.with_defaults(
         workload="mlp", workload_spec={"type": "mlp"},
@@ -56,7 +56,8 @@ def worker_trainer(npz: str, threads: int, batch_size: int = BATCH, steps_per_ca
 
 
 def worker_keras(npz: str, threads: int) -> dict:
-    from mnist_speedup import tfdevice, trainer
+    from mnist_speedup import tfdevice
+    from mnist_speedup.measure import trainer
 
     tf, _tl, _device, _gpu = tfdevice.open_device({"type": "cpu", "threads": threads})
     keras = tf.keras
@@ -92,7 +93,7 @@ def worker_keras(npz: str, threads: int) -> dict:
 
 
 def worker_calibrate(threads: int) -> dict:
-    from mnist_speedup import calibrate
+    from mnist_speedup.measure import calibrate
 
     spec = {"type": "cpu", "threads": threads}
     result = calibrate.measure(spec, {"type": "mlp"}, [BATCH], 2048, 7, log=lambda *a: None)
@@ -110,7 +111,7 @@ def in_process(kind: str, *args) -> dict:
 
 
 def prepare_npz(mirror: Path, workdir: Path) -> Path:
-    from mnist_speedup import mnist
+    from mnist_speedup.data import mnist
 
     for name in mnist.FILES:
         mnist.fetch_verified(name, [str(mirror)], workdir / f"{name}.gz", mnist.CANONICAL_SHA256[name],
@@ -137,7 +138,7 @@ def snakemake_overhead(mirror: Path, workdir: Path, keep: Path | None = None) ->
         for part in ("results", "logs"):
             shutil.copytree(wf / part, keep / part, dirs_exist_ok=True)
     timed, fixed, before = 0.0, [], []
-    from mnist_speedup import run
+    from mnist_speedup.measure import run
 
     runs = run.run_files(wf / "results" / "default")
     for path in runs:
@@ -249,7 +250,7 @@ def trainer_rows(npz: Path, args) -> list[tuple]:
 
 def write_results(text: str, overhead: dict | None) -> None:
     """Prepend this machine's table to benchmarks/RESULTS.md (newest first)."""
-    from mnist_speedup import environment
+    from mnist_speedup.measure import environment
 
     machine = f"{platform.node()}, {environment.cpu_model()}, {os.cpu_count()} logical cores, " \
               f"{platform.platform()}, Python {platform.python_version()}"  # fmt: skip

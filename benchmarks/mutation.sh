@@ -16,7 +16,7 @@ find "$work" -name __pycache__ -prune -exec rm -rf {} +
 cd "$work"
 export MNIST_SPEEDUP_PACKAGE_ROOT=src
 # generate every mutant and map the tests to the functions they call (one mutant run)
-mutmut run "mnist_speedup.design.x_block_order__mutmut_1" > /dev/null || true
+mutmut run "mnist_speedup.config.design.x_block_order__mutmut_1" > /dev/null || true
 # batched runs misreport in this setup, so a random sample is run one mutant at a time
 python "$root/benchmarks/mutation_sample.py" "${SAMPLE:-120}" "${SEED:-1}" | tee sample.txt
 echo "mutation run in $work; the sample and every survivor's diff: $work/sample.txt"

@@ -150,7 +150,7 @@ def make_record(device="cpu", batch_size=100, seed=1, epoch_s=(2.0, 1.0, 1.2), v
     """A complete, valid run record (the schema the trainer writes), with
     hand-chosen epoch times and per-epoch validation accuracies; the MLP
     unless ``workload``/``workload_spec`` say otherwise."""
-    from mnist_speedup import model
+    from mnist_speedup.measure import model
 
     epoch_s = list(epoch_s)
     workload = changes.pop("workload", "mlp")
@@ -203,8 +203,8 @@ def make_record(device="cpu", batch_size=100, seed=1, epoch_s=(2.0, 1.0, 1.2), v
 
 def write_records(folder: Path, records, seal: bool = True) -> list[Path]:
     """Write records as the training job does (sealed with their digest)."""
-    from mnist_speedup.run import run_path
-    from mnist_speedup.seal import seal as seal_record
+    from mnist_speedup.measure.run import run_path
+    from mnist_speedup.records.seal import seal as seal_record
 
     paths = []
     for r in records:
@@ -218,7 +218,7 @@ def write_records(folder: Path, records, seal: bool = True) -> list[Path]:
 def crafted_tables(folder: Path, records, baseline="cpu", target=0.95, prices=None):
     """Summary, speedup, time-to-accuracy and curves from crafted records,
     through the same functions the aggregate rule calls."""
-    from mnist_speedup import aggregate, tta
+    from mnist_speedup.analysis import aggregate, tta
 
     summary, curves = aggregate.load_runs(write_records(folder, records))
     base = aggregate.baseline_device(summary, baseline)

@@ -8,7 +8,8 @@ import tarfile
 import pytest
 
 from conftest import make_record, write_records
-from mnist_speedup import aggregate, bundle, seal
+from mnist_speedup.analysis import aggregate
+from mnist_speedup.records import bundle, seal
 
 
 def calibration(device="cpu", host="box"):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, copy_workflow, planned_jobs, snakemake, tiny_config, write_config
-from mnist_speedup import config as config_check
+from mnist_speedup.config import parse as config_check
 
 SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
 
@@ -95,7 +95,7 @@ def test_each_problem_is_named_with_its_key_and_fix(config, key, fragment):
 UNREADABLE = """
 import sys
 sys.path.insert(0, {workflow!r})
-from mnist_speedup import config
+from mnist_speedup.config import parse as config
 try:
     config.check({config!r}, gpus=[])
 except config.ConfigError as exc:

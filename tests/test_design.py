@@ -10,7 +10,8 @@ import pytest
 from scipy import stats as sps
 
 from conftest import crafted_tables, make_record, write_records
-from mnist_speedup import aggregate, checks, drift, report, stats
+from mnist_speedup import report
+from mnist_speedup.analysis import aggregate, checks, drift, stats
 
 
 def test_paired_fieller_against_hand_computation():

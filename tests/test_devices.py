@@ -1,4 +1,4 @@
-from mnist_speedup import devices
+from mnist_speedup.measure import devices
 
 SMI = "0, NVIDIA H200\n1, NVIDIA H200\n"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mnist_speedup import devices, energy
-from mnist_speedup.frameworks.tensorflow_backend import GpuMemory
+from mnist_speedup.measure import devices, energy
+from mnist_speedup.measure.frameworks.tensorflow_backend import GpuMemory
 
 
 def zone(root: Path, name: str, energy_uj: int, max_uj: int = 262_143_328_850) -> Path:
@@ -90,7 +90,7 @@ TWO_CARDS = "0, GPU-aaaa-0000, NVIDIA H200\n1, GPU-bbbb-1111, NVIDIA H200\n"
 
 @pytest.fixture(autouse=True)
 def two_cards(monkeypatch):
-    from mnist_speedup import devices
+    from mnist_speedup.measure import devices
 
     monkeypatch.setattr(devices, "nvidia_smi_list", lambda timeout=10.0: TWO_CARDS)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
@@ -225,7 +225,7 @@ def test_nvml_reads_the_card_cuda_trains_on_by_its_uuid(monkeypatch):
 
 
 def test_a_gpu_nvidia_smi_does_not_list_reads_no_card(monkeypatch):
-    from mnist_speedup import devices
+    from mnist_speedup.measure import devices
 
     mod, _ = fake_pynvml(0)
     monkeypatch.setitem(sys.modules, "pynvml", mod)

@@ -49,7 +49,7 @@ def test_envs_parse_and_agree_with_pyproject():
 
 
 def test_every_conda_env_named_by_a_rule_exists():
-    from mnist_speedup import frameworks
+    from mnist_speedup.measure import frameworks
 
     named = [("framework " + fw.name, env) for fw in frameworks.TYPES.values() for env in fw.conda_envs.values()]
     for smk in (ROOT / "workflow" / "rules").glob("*.smk"):

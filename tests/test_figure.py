@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from conftest import crafted_tables, make_record
-from mnist_speedup import aggregate, figure, tta
+from mnist_speedup.analysis import aggregate, tta
+from mnist_speedup.report import figure
 
 
 def records(devices, seeds, batch_sizes=(100, 500), spread=0.01):

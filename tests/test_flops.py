@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from mnist_speedup import model
+from mnist_speedup.measure import model
 
 TOLERANCE = 0.10
 BATCH = 100

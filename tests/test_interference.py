@@ -7,7 +7,8 @@ import time
 import pandas as pd
 
 from conftest import crafted_tables, make_record
-from mnist_speedup import checks, interference
+from mnist_speedup.analysis import checks
+from mnist_speedup.measure import interference
 
 
 def test_a_busy_neighbour_process_is_seen():

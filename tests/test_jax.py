@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from mnist_speedup import config as config_check
-from mnist_speedup import frameworks, model, numerics
-from mnist_speedup.frameworks import jax_backend, jax_model
+from mnist_speedup.config import parse as config_check
+from mnist_speedup.measure import frameworks, model, numerics
+from mnist_speedup.measure.frameworks import jax_backend, jax_model
 
 jax = pytest.importorskip("jax")
 SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
@@ -30,7 +30,7 @@ def _tf_twin(workload_spec, x, y, adam):
     import tensorflow as tf
     import tensorlayer as tl
 
-    from mnist_speedup.frameworks.tf_training import make_optimizer
+    from mnist_speedup.measure.frameworks.tf_training import make_optimizer
 
     tf.keras.utils.set_random_seed(0)
     net = model.of(workload_spec).build(tf, tl)
@@ -142,7 +142,8 @@ THREADS = textwrap.dedent(
     """
     import json, os, sys, time
     sys.path.insert(0, {pkg!r})
-    from mnist_speedup import environment, frameworks
+    from mnist_speedup.measure import environment
+    from mnist_speedup.measure import frameworks
     fw = frameworks.open_device({{"type": "cpu", "threads": {threads}, "framework": "jax"}})
     jax = fw.jax
     a = jax.numpy.ones((1024, 1024))
@@ -210,7 +211,7 @@ def test_the_warm_up_step_leaves_the_initial_weights_and_counts_no_step():
     copy of the state (JAX is functional): the weights, Adam's state and the
     step count stay the initial ones. Planted once: keeping the warm-up's
     state moved every weight and failed."""
-    from mnist_speedup import devices, run
+    from mnist_speedup.measure import devices, run
 
     spec = run.RunSpec.with_defaults(
         workload="m", workload_spec={"type": "mlp", "hidden": [16]}, device="cpu",
@@ -233,7 +234,7 @@ def test_the_warm_up_step_leaves_the_initial_weights_and_counts_no_step():
 def test_jax_float32_is_full_float32_and_tf32_only_where_asked(precision, matmul):
     """JAX's default matmul precision on a GPU is not float32: float32 sets
     `highest`, tf32 `tensorfloat32`; the record says which."""
-    from mnist_speedup import devices
+    from mnist_speedup.measure import devices
 
     framework = frameworks.open_device({"type": "cpu", "threads": devices.logical_cores(), "framework": "jax",
                                         "precision": precision})  # fmt: skip
@@ -243,7 +244,7 @@ def test_jax_float32_is_full_float32_and_tf32_only_where_asked(precision, matmul
 
 
 def test_a_jax_device_label_names_the_framework_not_its_always_on_compiler():
-    from mnist_speedup import devices
+    from mnist_speedup.measure import devices
 
     spec = {"type": "cpu", "threads": 2, "framework": "jax", "jit_compile": True, "precision": "mixed_bfloat16"}
     assert devices.describe(spec) == "2 threads, JAX, bf16 mixed"

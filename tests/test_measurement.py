@@ -14,7 +14,8 @@ pytestmark = pytest.mark.slow
 WORKER = """
 import json, sys
 sys.path.insert(0, {pkg!r})
-from mnist_speedup import run, {module}
+from mnist_speedup.measure import run
+from mnist_speedup.measure import {module}
 {body}
 """
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from mnist_speedup import mnist
+from mnist_speedup.data import mnist
 
 NAME = "train-labels-idx1-ubyte"
 

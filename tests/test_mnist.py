@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from conftest import idx_bytes, write_mirror
-from mnist_speedup import mnist, urls
+from mnist_speedup.data import mnist, urls
 
 
 def test_parse_idx_round_trip():
@@ -154,7 +154,7 @@ def test_split_is_the_originals(tmp_path, synthetic_contents):
 def test_a_run_loads_the_pixels_as_float32_in_0_1_bit_for_bit(tmp_path, synthetic_contents):
     """The npz keeps bytes; what a run trains on is exactly the float32
     pixels / 255 that earlier versions stored."""
-    from mnist_speedup import trainer
+    from mnist_speedup.measure import trainer
 
     write_mirror(tmp_path, synthetic_contents)
     mnist.prepare(tmp_path, tmp_path / "mnist.npz", validation_size=200)

@@ -1,6 +1,6 @@
 import pytest
 
-from mnist_speedup import model
+from mnist_speedup.measure import model
 
 MLP = model.of({"type": "mlp"})
 

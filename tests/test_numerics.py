@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT, crafted_tables, make_record
-from mnist_speedup import config as config_check
-from mnist_speedup import devices, frameworks, numerics, parity, run
-from mnist_speedup.frameworks import tf_numerics
+from mnist_speedup.analysis import parity
+from mnist_speedup.config import parse as config_check
+from mnist_speedup.measure import devices, frameworks, numerics, run
+from mnist_speedup.measure.frameworks import tf_numerics
 
 SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
 BASE = {"mirrors": ["/data/mnist"], "seeds": [1, 2], "batch_sizes": [100], "epochs": 3}
@@ -99,7 +100,7 @@ def _loss_and_grads(tf, net, x, y):
 @pytest.mark.parametrize("precision", ["mixed_bfloat16", "mixed_float16"])
 @pytest.mark.parametrize("workload", [{"type": "mlp"}, {"type": "cnn", "filters": [8], "dense": 64}])
 def test_one_step_in_a_low_precision_is_close_to_float32(precision, workload):
-    from mnist_speedup import model
+    from mnist_speedup.measure import model
 
     tf, tl = _tf()
     tf.keras.utils.set_random_seed(0)
@@ -287,7 +288,7 @@ def test_xla_compiles_before_the_first_timed_epoch():
     bound: at most twice their median plus 0.1 s; compiling inside it (the
     old [1, batch] trace) added about 0.5 s to an epoch of about 0.05 s here.
     Planted once: tracing with a [1, batch] index matrix failed."""
-    from mnist_speedup import trainer
+    from mnist_speedup.measure import trainer
 
     spec = run.RunSpec.with_defaults(workload="m", workload_spec={"type": "mlp", "hidden": [64]}, device="cpu",
                                      device_spec={"type": "cpu", "threads": 1, "jit_compile": True},

@@ -9,7 +9,9 @@ import pytest
 from scipy import stats as sps
 
 from conftest import make_record, write_records
-from mnist_speedup import model, records, replication, scaling
+from mnist_speedup.analysis import replication, scaling
+from mnist_speedup.measure import model
+from mnist_speedup.records import run_record as records
 
 
 def test_the_widest_row_is_never_narrower_than_any_other_row():
@@ -73,7 +75,7 @@ def test_the_calibrated_rate_divides_by_the_products_flops(monkeypatch):
     and the input gradients of the second and third layers: 639,680,000, not
     the whole step's 656,125,520 (the element-wise rest is not timed there).
     Planted once: training_step_flops in calibrate.workload_rate failed."""
-    from mnist_speedup import calibrate
+    from mnist_speedup.measure import calibrate
 
     seen = {}
 

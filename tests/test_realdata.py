@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, copy_workflow, snakemake
-from mnist_speedup import records
+from mnist_speedup.records import run_record as records
 
 MIRROR = os.environ.get("MNIST_LOCAL_MIRROR")
 
@@ -52,7 +52,7 @@ def test_the_default_run_reaches_its_target_at_batch_500(tmp_path):
 def test_mixed_bfloat16_trains_as_well_as_float32(tmp_path):
     """Convergence parity on the real data: float32 and its mixed_bfloat16
     twin, two seeds each at batch 100, to the default target: PASS."""
-    from mnist_speedup import aggregate, parity, tta
+    from mnist_speedup.analysis import aggregate, parity, tta
 
     defaults = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     workdir = copy_workflow(tmp_path / "wf")

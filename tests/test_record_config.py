@@ -4,7 +4,8 @@
 import pytest
 
 from conftest import make_record, write_records
-from mnist_speedup import aggregate, records
+from mnist_speedup.analysis import aggregate
+from mnist_speedup.records import run_record as records
 
 CONFIG_DEVICES = {"cpu": {"type": "cpu", "threads": 2, "precision": "float32", "jit_compile": False,
                           "framework": "tensorflow"},

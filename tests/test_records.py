@@ -8,7 +8,10 @@ import time
 import pytest
 
 from conftest import ROOT, copy_workflow, make_record, snakemake, tiny_config, write_config
-from mnist_speedup import aggregate, hostlock, records, seal
+from mnist_speedup.analysis import aggregate
+from mnist_speedup.measure import hostlock
+from mnist_speedup.records import run_record as records
+from mnist_speedup.records import seal
 
 
 def record(**changes):
@@ -78,7 +81,7 @@ def test_timing_lock_serialises_processes(tmp_path, monkeypatch):
     monkeypatch.setenv("MNIST_SPEEDUP_LOCK_DIR", str(tmp_path))
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; sys.path.insert(0, sys.argv[1]); from mnist_speedup import hostlock\n"
+         "import sys, time; sys.path.insert(0, sys.argv[1]); from mnist_speedup.measure import hostlock\n"
          "with hostlock.timing_lock(): print('held', flush=True); time.sleep(1.5)", str(ROOT / "workflow")],
         stdout=subprocess.PIPE, text=True, env={"MNIST_SPEEDUP_LOCK_DIR": str(tmp_path)},
     )  # fmt: skip
@@ -133,7 +136,8 @@ def test_text_from_other_machines_is_escaped_in_the_report(tmp_path):
     import pandas as pd
 
     from conftest import crafted_tables
-    from mnist_speedup import drift, report
+    from mnist_speedup import report
+    from mnist_speedup.analysis import drift
 
     evil = "<script>alert(1)</script>|x"
     recs = [make_record("cpu", 100, s) for s in (1, 2, 3)]

@@ -7,8 +7,10 @@ import re
 import pytest
 
 from conftest import ROOT, copy_workflow, make_record, snakemake, tiny_config, write_config
-from mnist_speedup import config as config_check
-from mnist_speedup import devices, records, run, seal
+from mnist_speedup.config import parse as config_check
+from mnist_speedup.measure import devices, run
+from mnist_speedup.records import run_record as records
+from mnist_speedup.records import seal
 
 SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
 BASE = {
@@ -226,7 +228,7 @@ def test_a_password_that_breaks_the_url_is_refused_at_parse_time_and_masked(pass
 def test_every_form_of_a_password_is_masked_in_logged_text(password):
     from urllib.parse import quote
 
-    from mnist_speedup import urls
+    from mnist_speedup.data import urls
 
     url = f"https://alice:{password}@host/mnist/?token=abc123"
     logged = f"{url} failed: InvalidURL {quote(password)} {quote(password, safe='')} {password.split('#')[0]}"
@@ -240,7 +242,8 @@ def test_a_single_device_report_says_what_it_can_and_cannot_tell(tmp_path):
     import pandas as pd
 
     from conftest import crafted_tables
-    from mnist_speedup import drift, report
+    from mnist_speedup import report
+    from mnist_speedup.analysis import drift
 
     summary, speedup, table, _ = crafted_tables(tmp_path, [make_record("cpu", 100, s) for s in (1, 2, 3)])
     tables = report.Tables(summary, speedup, table, pd.DataFrame(), drift.table(summary))

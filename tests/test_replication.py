@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, crafted_tables, make_record
-from mnist_speedup import config as config_check
-from mnist_speedup import replication, stats
+from mnist_speedup.analysis import replication, stats
+from mnist_speedup.config import parse as config_check
 
 SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
 BASE = {"mirrors": ["/data/mnist"], "devices": {"cpu": {"type": "cpu", "threads": 1}}, "seeds": [1, 2, 3],
@@ -169,7 +169,7 @@ def test_compare_at_level_l_is_fieller_at_level_l(level):
     import pandas as pd
     from scipy import stats as sps
 
-    from mnist_speedup import compare
+    from mnist_speedup.analysis import compare
 
     a, b = np.array([2.0, 2.3, 1.9, 2.2, 2.05]), np.array([1.0, 1.2, 0.9, 1.05, 1.0])
     base = pd.DataFrame({"t": a, "block": range(5), "seed": range(5), "device": "base"})

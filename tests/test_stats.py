@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from mnist_speedup import stats
+from mnist_speedup.analysis import stats
 
 
 def test_fieller_against_hand_computation():

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from conftest import crafted_tables, make_record
-from mnist_speedup import compare, design, stats
+from mnist_speedup.analysis import compare, stats
+from mnist_speedup.config import design
 
 # ------------------------------------------------------------ run order
 
@@ -116,7 +117,7 @@ def test_best_against_best_when_the_best_batch_sizes_differ(tmp_path):
         recs.append(make_record("cpu1", 100, s, epoch_s=[4.0, 4.0 + 0.02 * s, 4.0], val_accuracy=acc))
         recs.append(make_record("cpu1", 500, s, epoch_s=[2.0, 2.0 + 0.02 * s, 2.0], val_accuracy=acc))
     _, _, table, _ = crafted_tables(tmp_path, recs)
-    from mnist_speedup import tta
+    from mnist_speedup.analysis import tta
 
     summary, _, _, curves = crafted_tables(tmp_path / "again", recs)
     per_run = tta.per_run(curves, 0.95)
@@ -159,7 +160,9 @@ def test_spread_and_seeds_needed_by_hand(tmp_path):
 def _load(tmp_path, record):
     import json
 
-    from mnist_speedup import records, run, seal
+    from mnist_speedup.measure import run
+    from mnist_speedup.records import run_record as records
+    from mnist_speedup.records import seal
 
     path = run.run_path(tmp_path, record["workload"], record["device"], record["batch_size"], record["seed"])
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -190,7 +193,7 @@ def _change(record, dotted, value):
     ],
 )
 def test_each_check_of_the_reader_refuses_a_record_that_only_it_catches(tmp_path, dotted, value, field):
-    from mnist_speedup import records
+    from mnist_speedup.records import run_record as records
 
     good = make_record("cpu", 100, 1)
     assert _load(tmp_path / "good", good)  # the same record, unchanged, passes every check
@@ -210,7 +213,7 @@ def test_the_baseline_against_itself_is_exactly_one(tmp_path):
 
 
 def test_a_record_with_no_samples_per_epoch_is_refused(tmp_path):
-    from mnist_speedup import records
+    from mnist_speedup.records import run_record as records
 
     record = make_record("cpu", 100, 1, samples_per_epoch=0, steps_per_epoch=0)
     record["timing"]["samples_per_s"] = 0.0  # consistent, so only the sign check can refuse it
@@ -219,14 +222,14 @@ def test_a_record_with_no_samples_per_epoch_is_refused(tmp_path):
 
 
 def test_the_epoch_times_field_is_named_exactly(tmp_path):
-    from mnist_speedup import records
+    from mnist_speedup.records import run_record as records
 
     with pytest.raises(records.RecordError, match=r"`timing\.epoch_s` must hold 3 finite positive epoch times"):
         _load(tmp_path, make_record("cpu", 100, 1, epoch_s=[1.0, 1.0, 90_000.0]))  # one epoch over a day
 
 
 def test_best_against_best_carries_its_note_column(tmp_path):
-    from mnist_speedup import tta
+    from mnist_speedup.analysis import tta
 
     acc = [0.5, 0.96, 0.97]
     recs = [make_record(d, bs, s, epoch_s=[1.0, 1.0 + 0.01 * s, 1.0], val_accuracy=acc)
@@ -246,14 +249,14 @@ def test_best_against_best_carries_its_note_column(tmp_path):
     ],
 )
 def test_each_physical_check_names_its_field(tmp_path, changes, field, fragment):
-    from mnist_speedup import records
+    from mnist_speedup.records import run_record as records
 
     with pytest.raises(records.RecordError, match=rf"`{re.escape(field)}` {re.escape(fragment)}.*Fix:"):
         _load(tmp_path, make_record("cpu", 100, 1, **changes))
 
 
 def test_a_url_that_does_not_parse_to_its_host_says_so():
-    from mnist_speedup import urls
+    from mnist_speedup.data import urls
 
     with pytest.raises(ValueError, match=r"mirror 'https://alice:\*\*\*@host/' has a user name or password holding"):
         urls.mirror_kind("https://alice:a#b@host/")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, synthetic_mnist
-from mnist_speedup import mnist
+from mnist_speedup.data import mnist
 
 pytestmark = pytest.mark.slow
 
@@ -19,8 +19,10 @@ WORKER = textwrap.dedent(
     """
     import json, sys
     sys.path.insert(0, {pkg!r})
-    from mnist_speedup import frameworks, run, trainer
-    from mnist_speedup.frameworks import jax_training, tf_training
+    from mnist_speedup.measure import frameworks
+    from mnist_speedup.measure import run
+    from mnist_speedup.measure import trainer
+    from mnist_speedup.measure.frameworks import jax_training, tf_training
     device_spec = {{"type": "cpu", "threads": 2, "framework": {framework!r}}}
     fw = frameworks.open_device(device_spec)
     data = trainer.load_data({npz!r})

@@ -27,7 +27,9 @@ PROBE = textwrap.dedent(
     """
     import json, sys
     sys.path.insert(0, {pkg!r})
-    from mnist_speedup import frameworks, run, trainer
+    from mnist_speedup.measure import frameworks
+    from mnist_speedup.measure import run
+    from mnist_speedup.measure import trainer
     out = {{}}
     spec = dict(workload="wide", workload_spec={{"type": "mlp", "hidden": [64, 64]}},
                 device="cpu", device_spec={{"type": "cpu", "threads": 1}}, batch_size=50, seed=3,

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from conftest import crafted_tables, make_record
-from mnist_speedup import tta
+from mnist_speedup.analysis import tta
 
 EPOCHS = [3.0, 2.0, 2.0, 2.0]
 

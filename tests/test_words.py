@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from mnist_speedup import parity, tta
+from mnist_speedup.analysis import parity, tta
 from mnist_speedup.words import percent
 
 
@@ -26,7 +26,7 @@ def test_two_workload_labels_for_one_network_are_refused():
     """Issue 31 (10): `mlp` and `mlp-again` with one spec (defaults written out or not)."""
     from test_config_errors import parsed, with_
 
-    from mnist_speedup.config import ConfigError
+    from mnist_speedup.config.parse import ConfigError
 
     twins = {"mlp": {"type": "mlp"}, "mlp-again": {"type": "mlp", "hidden": [800, 800]}}
     with pytest.raises(
@@ -39,7 +39,7 @@ def test_too_many_hidden_layers_names_the_limit():
     """Issue 31 (12): 33 layers is refused with the limit and a fix that fits."""
     from test_config_errors import parsed, with_
 
-    from mnist_speedup.config import ConfigError
+    from mnist_speedup.config.parse import ConfigError
 
     with pytest.raises(ConfigError, match=r"more than 32 hidden layers.*Fix: list from 1 to 32 widths"):
         parsed(with_(workloads={"deep": {"type": "mlp", "hidden": [8] * 33}}))

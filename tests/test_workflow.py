@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from conftest import copy_workflow, planned_jobs, snakemake, synthetic_workdir, tiny_config, write_config
-from mnist_speedup import bundle, seal
+from mnist_speedup.records import bundle, seal
 
 pytestmark = pytest.mark.slow
 
@@ -260,7 +260,7 @@ def test_presentation_settings_rerun_only_figure_and_report(finished, change):
 @pytest.mark.parametrize(
     "path",
     [
-        "workflow/mnist_speedup/figure.py",
+        "workflow/mnist_speedup/report/figure.py",
         "workflow/scripts/figure.py",
         "workflow/mnist_speedup/report/sections/speedup.py",
     ],

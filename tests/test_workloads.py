@@ -7,8 +7,10 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT, crafted_tables, make_record
-from mnist_speedup import aggregate, records, scaling, seal
-from mnist_speedup import config as config_check
+from mnist_speedup.analysis import aggregate, scaling
+from mnist_speedup.config import parse as config_check
+from mnist_speedup.records import run_record as records
+from mnist_speedup.records import seal
 
 SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
 BASE = {

@@ -16,20 +16,16 @@ from snakemake.logging import logger
 WORKFLOW_DIR = Path(workflow.current_basedir).resolve().parent
 sys.path.insert(0, str(WORKFLOW_DIR))
 
-from mnist_speedup import config as config_check  # noqa: E402
-from mnist_speedup import devices as device_info  # noqa: E402
-from mnist_speedup import (
-    bundle,
-    codedigest,
-    configinput,
-    design,
-    mnist,
-    progress,
-    records,
-    replication,
-    run,
-    stats,
-)  # noqa: E402
+from mnist_speedup import codedigest  # noqa: E402
+from mnist_speedup.analysis import replication, stats  # noqa: E402
+from mnist_speedup.config import design  # noqa: E402
+from mnist_speedup.config import parse as config_check  # noqa: E402
+from mnist_speedup.config import sources as configinput  # noqa: E402
+from mnist_speedup.data import mnist  # noqa: E402
+from mnist_speedup.measure import devices as device_info  # noqa: E402
+from mnist_speedup.measure import progress, run  # noqa: E402
+from mnist_speedup.records import bundle  # noqa: E402
+from mnist_speedup.records import run_record as records  # noqa: E402
 
 SCHEMA = WORKFLOW_DIR.parent / "config" / "schemas" / "config.schema.yaml"
 try:
@@ -108,7 +104,7 @@ wildcard_constraints:
     round=r"[0-9]+",
 
 
-# Randomised complete blocks (mnist_speedup/design.py), as job priorities:
+# Randomised complete blocks (mnist_speedup/config/design.py), as job priorities:
 # with one timing_slot, jobs run one at a time in exactly this order.
 REPLICATION = config.get("replication")
 # the speedups' interval, named at its level (wider under replication's stopping rule)
@@ -156,7 +152,7 @@ REPLICATION_ROUND = f"{RESULTS}/replication/round{{round}}.json"
 
 
 def replication_decision():
-    """Where replication stands (mnist_speedup/replication.py). Each round
+    """Where replication stands (mnist_speedup/analysis/replication.py). Each round
     is measured by the checkpoint replication_round; a round not measured
     yet is an input of the jobs that read the decision, so its blocks run
     and it is measured first, and when that checkpoint finishes Snakemake

@@ -4,7 +4,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
-from mnist_speedup import aggregate, atomic, drift, parity, replication, run, stats, tta
+from mnist_speedup import atomic
+from mnist_speedup.analysis import aggregate, drift, parity, replication, stats, tta
+from mnist_speedup.measure import run
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
@@ -12,7 +14,7 @@ with logged(snakemake) as log:
     summary, curves = aggregate.load_runs(snakemake.input.runs, params.extra_runs, snakemake.input.calibration)
     baseline = aggregate.baseline_device(summary, params.baseline)
     aggregate.check_like_with_like(summary, baseline)
-    # under replication's stopping rule the intervals are wider (mnist_speedup/replication.py)
+    # under replication's stopping rule the intervals are wider (mnist_speedup/analysis/replication.py)
     level = replication.INTERVAL_LEVEL if params.replication else stats.CI_LEVEL
     speedup = aggregate.speedup_table(summary, baseline, params.prices, level)
     per_run = tta.per_run(curves, params.target_accuracy)

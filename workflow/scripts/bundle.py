@@ -4,7 +4,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
-from mnist_speedup import bundle, records
+from mnist_speedup.records import bundle
+from mnist_speedup.records import run_record as records
 from mnist_speedup.rulescript import logged
 
 SOFTWARE = ("python", "tensorflow", "tensorlayer", "keras", "numpy", "cpu_model", "gpu_name", "os")

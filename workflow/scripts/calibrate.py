@@ -4,12 +4,16 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
-from mnist_speedup import devices
+from mnist_speedup.measure import devices
 
 # thread counts for NumPy's BLAS and hidden GPUs, before NumPy or a framework is imported
 devices.prepare_environment(snakemake.params.device_spec)
 
-from mnist_speedup import calibrate, hostlock, seal  # noqa: E402
+from mnist_speedup.measure import (
+    calibrate,  # noqa: E402
+    hostlock,
+)
+from mnist_speedup.records import seal
 from mnist_speedup.rulescript import logged  # noqa: E402
 
 with logged(snakemake) as log:

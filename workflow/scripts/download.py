@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
-from mnist_speedup import mnist
+from mnist_speedup.data import mnist
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:

@@ -6,7 +6,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
 import pandas as pd
 
-from mnist_speedup import aggregate, figure, tta
+from mnist_speedup.analysis import aggregate, tta
+from mnist_speedup.report import figure
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:

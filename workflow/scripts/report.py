@@ -8,7 +8,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
 import pandas as pd
 
-from mnist_speedup import aggregate, atomic, replication, report
+from mnist_speedup import atomic, report
+from mnist_speedup.analysis import aggregate, replication
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:

@@ -4,7 +4,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
-from mnist_speedup import devices, hostlock, progress, run, seal, trainer
+from mnist_speedup.measure import devices, hostlock, progress, run, trainer
+from mnist_speedup.records import seal
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:

@@ -5,7 +5,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
-from mnist_speedup import atomic, bundle
+from mnist_speedup import atomic
+from mnist_speedup.records import bundle
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .. import aggregate, checks, schema
-from .format import esc
-from .sections import (
+from mnist_speedup.analysis import aggregate, checks
+from mnist_speedup.config import schema
+from mnist_speedup.report.format import esc
+from mnist_speedup.report.sections import (
     accuracy,
     configuration,
     drift,

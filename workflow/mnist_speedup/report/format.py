@@ -12,7 +12,7 @@ import math
 
 import pandas as pd
 
-from .. import stats
+from mnist_speedup.analysis import stats
 
 
 def esc(value) -> str:

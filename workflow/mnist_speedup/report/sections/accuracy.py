@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ... import checks
-from ..format import table, workload_column
+from mnist_speedup.analysis import checks
+from mnist_speedup.report.format import table, workload_column
 
 
 def render(report) -> list[str]:

@@ -6,8 +6,8 @@ import math
 
 import pandas as pd
 
-from ... import checks
-from ..format import num, table, workload_column
+from mnist_speedup.analysis import checks
+from mnist_speedup.report.format import num, table, workload_column
 
 
 def _change(v, lo, hi) -> str:

@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from ..format import gflops, num, table, workload_column
+from mnist_speedup.report.format import gflops, num, table, workload_column
 
 
 def render(report) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from ..format import code_block, esc, table
+from mnist_speedup.report.format import code_block, esc, table
 
 
 def render(report) -> list[str]:

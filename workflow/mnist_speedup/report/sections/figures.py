@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...words import percent
-from ..format import esc
+from mnist_speedup.report.format import esc
+from mnist_speedup.words import percent
 
 CAPTIONS = Path(__file__).resolve().parents[3] / "report"
 

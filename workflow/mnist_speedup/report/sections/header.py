@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...frameworks import TYPES as FRAMEWORKS
-from ..format import esc
+from mnist_speedup.measure.frameworks import TYPES as FRAMEWORKS
+from mnist_speedup.report.format import esc
 
 #: how the header names the networks' builder, by framework
 _BUILT_WITH = {"tensorflow": "TensorLayer"}

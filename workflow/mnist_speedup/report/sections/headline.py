@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..format import ci_name, esc, num
+from mnist_speedup.report.format import ci_name, esc, num
 
 
 def _sentence(r, who: str, base: str, on: str) -> str:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ... import compare, devices, frameworks, numerics
-from ...run import SETTING
-from ..format import ci, esc, table, times
+from mnist_speedup.analysis import compare
+from mnist_speedup.measure import devices, frameworks, numerics
+from mnist_speedup.measure.run import SETTING
+from mnist_speedup.report.format import ci, esc, table, times
 
 #: what makes two devices twins: the same hardware, other numerics
 HARDWARE = ("machine_key", "device_type", "threads", "gpu_index")

@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from ..format import ci, esc, finite, mib, num, share, table, times, workload_column
+from mnist_speedup.report.format import ci, esc, finite, mib, num, share, table, times, workload_column
 
 
 def _energy_cells(sp: pd.DataFrame, one_reason: bool) -> list[str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ... import scaling, stats
-from ..format import ci, esc, table, times
+from mnist_speedup.analysis import scaling, stats
+from mnist_speedup.report.format import ci, esc, table, times
 
 
 def crossovers(report) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..format import ci, ci_name, esc, mean_sd, num, table, times
+from mnist_speedup.report.format import ci, ci_name, esc, mean_sd, num, table, times
 
 
 def _levels(sp: pd.DataFrame):

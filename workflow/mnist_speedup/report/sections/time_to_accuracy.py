@@ -6,10 +6,10 @@ import math
 
 import pandas as pd
 
-from ... import checks
-from ...tta import BEST_CAVEAT
-from ...words import percent
-from ..format import ci, dash_ci, esc, mean_sd, num, table, times, workload_column
+from mnist_speedup.analysis import checks
+from mnist_speedup.analysis.tta import BEST_CAVEAT
+from mnist_speedup.report.format import ci, dash_ci, esc, mean_sd, num, table, times, workload_column
+from mnist_speedup.words import percent
 
 
 def _why_different(r, tta: pd.DataFrame, baseline: str, epoch: float) -> str:

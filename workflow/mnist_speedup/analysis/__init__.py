@@ -1,0 +1,1 @@
+"""The analysis: statistics, comparisons, checks and the tidy tables."""

@@ -1,0 +1,1 @@
+"""The configuration: read, checked where it enters, documented, and the run plan."""

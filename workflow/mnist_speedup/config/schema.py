@@ -1,0 +1,34 @@
+"""The configuration schema, read once: the only home of every default.
+
+``config/schemas/config.schema.yaml`` gives each key its type, range and
+default. Code that needs a default (the figure's size, the target
+accuracy, a run's ``step_samples``) asks here instead of writing it again.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import yaml
+
+PATH = Path(__file__).resolve().parents[3] / "config" / "schemas" / "config.schema.yaml"
+
+
+@functools.cache
+def load() -> dict:
+    return yaml.safe_load(PATH.read_text(encoding="utf-8"))
+
+
+def default(key: str):
+    """The schema's default of a top-level key, or of ``section.key``."""
+    node = load()
+    for part in key.split("."):
+        node = node["properties"][part]
+    return node["default"]
+
+
+def defaults(section: str) -> dict:
+    """Every default of a mapping section, e.g. ``figure``."""
+    props = load()["properties"][section]["properties"]
+    return {k: v["default"] for k, v in props.items() if "default" in v}

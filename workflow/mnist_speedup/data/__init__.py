@@ -1,0 +1,1 @@
+"""The data: MNIST fetched from mirrors, verified, parsed."""

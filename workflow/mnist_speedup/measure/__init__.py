@@ -1,0 +1,1 @@
+"""The measurement: devices, frameworks, the epoch clock and its meters, one run."""

@@ -1,0 +1,397 @@
+"""Devices: their types, and what ``devices: auto`` means, without importing TensorFlow.
+
+A device spec is a plain dict from the config: ``{"type": "cpu", "threads":
+N}`` or ``{"type": "gpu", "index": I}``. Each type is one :class:`Device`
+subclass, registered in :data:`TYPES`, that says everything that differs
+between types: its threads, its process environment, which accelerator
+it is (frameworks/ opens it), its energy and interference meters, how it is
+described in words, its cluster resources and its config checks. Nothing
+outside this module asks which type a device is; a new type (an Apple GPU,
+a TPU) is one class here.
+
+GPU detection asks ``nvidia-smi`` (fast, no CUDA context) so that a dry run
+of the workflow stays quick.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+
+LABEL_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}"
+_LABEL_RE = re.compile(LABEL_PATTERN + r"\Z")
+
+
+def logical_cores() -> int:
+    """Cores this process may use (affinity-aware), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def nvidia_smi_list(timeout: float = 10.0) -> str | None:
+    """nvidia-smi's ``index, uuid, name`` lines (None: nvidia-smi missing or failing)."""
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return None
+    try:
+        return subprocess.run(
+            [exe, "--query-gpu=index,uuid,name", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=True,
+        ).stdout
+    except (subprocess.SubprocessError, OSError):
+        return None
+
+
+def detect_gpus() -> list[dict]:
+    """GPUs that ``nvidia-smi`` lists, as ``[{"index": i, "uuid": ..., "name": ...}]``
+    in CUDA's numbering. Returns [] when nvidia-smi is missing or fails (no
+    driver, no GPU)."""
+    out = nvidia_smi_list()
+    return [] if out is None else parse_nvidia_smi(out, os.environ.get("CUDA_VISIBLE_DEVICES"))
+
+
+def parse_nvidia_smi(output: str, cuda_visible: str | None = None) -> list[dict]:
+    """nvidia-smi's lines (``index, uuid, name``, or ``index, name``) as the
+    cards CUDA numbers: with ``CUDA_VISIBLE_DEVICES`` only the listed ones
+    (by index or by UUID), renumbered from 0 in that order, each keeping its
+    UUID. NVML ignores that variable and numbers every card itself, so the
+    UUID is what names the same card to both."""
+    gpus = []
+    for line in output.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) < 2 or not parts[0].isdigit():
+            continue
+        uuid = parts[1] if len(parts) >= 3 and parts[1].startswith(("GPU-", "MIG-")) else None
+        name = ", ".join(parts[2:] if uuid else parts[1:])
+        gpus.append({"index": int(parts[0]), "uuid": uuid, "name": name})
+    if cuda_visible is not None:
+        wanted = [v.strip() for v in cuda_visible.split(",") if v.strip()]
+        by_key = {str(g["index"]): g for g in gpus} | {g["uuid"]: g for g in gpus if g["uuid"]}
+        chosen = []
+        for v in wanted:  # CUDA stops at the first entry it cannot match
+            match = by_key.get(v) or next((g for g in gpus if g["uuid"] and g["uuid"].startswith(v)), None)
+            if match is None:
+                break
+            chosen.append(match)
+        gpus = chosen
+    return [{**g, "index": i} for i, g in enumerate(gpus)]
+
+
+def gpu_uuid(index: int) -> str | None:
+    """The UUID of the card CUDA numbers ``index`` here (None: nvidia-smi does not say)."""
+    gpus = detect_gpus()
+    return gpus[index]["uuid"] if index < len(gpus) else None
+
+
+def auto_devices(gpus: list[dict] | None = None, cores: int | None = None) -> dict[str, dict]:
+    """``devices: auto``: ``cpu`` with every core, one ``gpu<i>`` per GPU
+    (``gpu`` if there is only one), and ``cpu1`` when there is no GPU."""
+    gpus = detect_gpus() if gpus is None else gpus
+    cores = logical_cores() if cores is None else cores
+    devices: dict[str, dict] = {"cpu": {"type": "cpu", "threads": cores}}
+    if not gpus:
+        devices["cpu1"] = {"type": "cpu", "threads": 1}
+    for gpu in gpus:
+        label = "gpu" if len(gpus) == 1 else f"gpu{gpu['index']}"
+        devices[label] = {"type": "gpu", "index": gpu["index"]}
+    return devices
+
+
+def is_safe_label(label: str) -> bool:
+    return bool(_LABEL_RE.match(str(label)))
+
+
+# ------------------------------------------------------------ device types
+
+
+class Device:
+    """One kind of device. A subclass says everything that differs between
+    kinds; nothing outside this module asks which kind a device is.
+
+    ``spec`` is the device's config mapping (``type`` plus the kind's own keys)."""
+
+    type: str = ""
+    accelerator: bool = False  # a GPU-like device (its absence is worth a warning)
+    compares_with_numpy: bool = False  # calibration also times NumPy's BLAS
+    compares_threads: bool = False  # its speed should grow with its threads
+
+    def __init__(self, spec: dict):
+        self.spec = spec
+
+    @property
+    def threads(self) -> int:
+        """Cores a job of this device takes."""
+        return 1
+
+    def recorded_threads(self) -> int | None:
+        return None
+
+    def process_environment(self) -> dict[str, str]:
+        """Environment variables to set before a framework is imported."""
+        return {}
+
+    def gpu_index(self) -> int | None:
+        """The GPU a framework opens (None: the host CPU)."""
+        return None
+
+    @property
+    def conda_env(self) -> str:
+        """The conda environment of its jobs (relative to workflow/rules/)."""
+        from mnist_speedup.measure import frameworks
+
+        return frameworks.of(self.spec).conda_envs["gpu" if self.accelerator else "cpu"]
+
+    def energy_meter(self, powercap):
+        raise NotImplementedError
+
+    def interference_meter(self):
+        """What measures other processes' use of this device during an epoch."""
+        from mnist_speedup.measure.interference import CpuInterference
+
+        return CpuInterference()
+
+    def describe(self, gpu_name: str | None = None) -> str:
+        raise NotImplementedError
+
+    def resources(self) -> dict:
+        """What a cluster job of this device asks for (Snakemake resources)."""
+        return {}
+
+    @classmethod
+    def check(cls, label: str, spec: dict, config: dict, fail) -> None:
+        """Fill in the spec's defaults and refuse what cannot work, with
+        ``fail(key, problem, fix)``."""
+
+    @classmethod
+    def check_numerics(cls, label: str, spec: dict) -> list[str]:
+        """Fill in ``framework``, ``precision`` and ``jit_compile``; warnings
+        for settings that work but are likely slow."""
+        from mnist_speedup.measure import frameworks
+
+        spec.setdefault("framework", frameworks.DEFAULT)
+        spec.setdefault("precision", "float32")
+        spec.setdefault("jit_compile", frameworks.of(spec).default_jit_compile)
+        return []
+
+    def native_precision(self, precision: str, env: dict) -> tuple[bool | None, str]:
+        """Whether this hardware computes ``precision`` natively, and why."""
+        return (True, "float32 is native everywhere") if precision == "float32" else (None, "not known")
+
+    @classmethod
+    def check_precision(cls, label: str, spec: dict, fail) -> None:
+        """Refuse a precision this type of device does not have."""
+
+
+class Cpu(Device):
+    type = "cpu"
+    compares_with_numpy = True
+    compares_threads = True
+
+    @property
+    def threads(self) -> int:
+        return self.spec["threads"]
+
+    def recorded_threads(self) -> int | None:
+        return self.spec.get("threads")
+
+    def process_environment(self) -> dict[str, str]:
+        threads = str(self.spec["threads"])
+        # hide every GPU; thread counts for TensorFlow's and NumPy's BLAS
+        return {"CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
+                "OPENBLAS_NUM_THREADS": threads}  # fmt: skip
+
+    def energy_meter(self, powercap):
+        from mnist_speedup.measure.energy import RaplMeter
+
+        return RaplMeter(powercap)
+
+    def describe(self, gpu_name: str | None = None) -> str:
+        threads = self.spec.get("threads")
+        if threads is None or threads != threads:  # missing, or NaN from a table
+            return "? threads"
+        return f"{int(threads)} thread{'s' if int(threads) != 1 else ''}"
+
+    def native_precision(self, precision: str, env: dict) -> tuple[bool | None, str]:
+        from mnist_speedup.measure import numerics
+
+        wanted = numerics.of(precision).cpu_flags
+        if precision == "float32":
+            return True, "float32 is native everywhere"
+        if wanted is None:
+            return False, f"a CPU has no {numerics.of(precision).words}"
+        flags = env.get("cpu_low_precision_flags")
+        if flags is None:
+            return None, "the CPU's flags were not recorded"
+        found = [f for f in wanted if f in flags]
+        if found:
+            return True, f"the CPU has {', '.join(found)}"
+        return False, f"the CPU has none of {', '.join(wanted)}: emulated, expect it slower"
+
+    @classmethod
+    def check_precision(cls, label: str, spec: dict, fail) -> None:
+        from mnist_speedup.measure import numerics
+
+        precision = numerics.of(spec.get("precision"))
+        if precision.cpu_flags is None:
+            fail(f"devices.{label}.precision", f"{precision.name} is a GPU's (NVIDIA, compute capability "
+                 f"{precision.gpu_from[0]}.{precision.gpu_from[1]} and newer); a CPU has no {precision.words}",
+                 "use float32 or mixed_bfloat16 on a CPU")  # fmt: skip
+
+    @classmethod
+    def check_numerics(cls, label: str, spec: dict) -> list[str]:
+        warnings = super().check_numerics(label, spec)
+        if spec["precision"] == "mixed_float16":
+            warnings.append(f"devices.{label}: mixed_float16 on a CPU is emulated on most CPUs (native only with "
+                            "avx512_fp16 or amx_fp16) and is likely slower than float32; mixed_bfloat16 is the CPU's "
+                            "low precision")  # fmt: skip
+        return warnings
+
+    @classmethod
+    def check(cls, label: str, spec: dict, config: dict, fail) -> None:
+        spec.setdefault("threads", logical_cores())
+        limit = config.get("max_threads") or logical_cores()
+        if spec["threads"] > limit:
+            fail(
+                f"devices.{label}.threads",
+                f"{spec['threads']} is more than the {limit} logical cores this machine has (more threads than "
+                "cores only slow training down)",
+                f"use at most {limit}, or raise max_threads for a cluster whose nodes have more cores",
+            )
+
+
+class Gpu(Device):
+    type = "gpu"
+    accelerator = True
+
+    def process_environment(self) -> dict[str, str]:
+        # index GPUs as nvidia-smi does, so that `index` means the same card
+        return {"CUDA_DEVICE_ORDER": os.environ.get("CUDA_DEVICE_ORDER", "PCI_BUS_ID")}
+
+    def gpu_index(self) -> int | None:
+        return self.spec["index"]
+
+    def energy_meter(self, powercap):
+        from mnist_speedup.measure.energy import NvmlMeter
+
+        return NvmlMeter(gpu_uuid(self.spec["index"]))
+
+    def interference_meter(self):
+        from mnist_speedup.measure.interference import GpuInterference
+
+        return GpuInterference(gpu_uuid(self.spec["index"]))
+
+    def describe(self, gpu_name: str | None = None) -> str:
+        return gpu_name or f"GPU {self.spec['index']}"
+
+    def resources(self) -> dict:
+        model = self.spec.get("model")
+        return {"gpu": 1, **({"gpu_model": model} if model else {})}
+
+    def native_precision(self, precision: str, env: dict) -> tuple[bool | None, str]:
+        from mnist_speedup.measure import numerics
+
+        if precision == "float32":
+            return True, "float32 is native everywhere"
+        cc = env.get("gpu_compute_capability")
+        if not cc:
+            return None, "the GPU's compute capability was not recorded"
+        need = numerics.of(precision).gpu_from
+        if tuple(int(p) for p in str(cc).split(".")[:2]) >= need:
+            return True, f"compute capability {cc} has {numerics.of(precision).words.split()[0]} tensor cores"
+        return False, f"compute capability {cc} is below {need[0]}.{need[1]}: emulated, expect it slower"
+
+    @classmethod
+    def check(cls, label: str, spec: dict, config: dict, fail) -> None:
+        spec.setdefault("index", 0)
+
+
+#: every device type, by the name a config gives in `type`
+TYPES: dict[str, type[Device]] = {cls.type: cls for cls in (Cpu, Gpu)}
+
+
+def of(spec: dict) -> Device:
+    """The device of a spec (its ``type`` must be one of :data:`TYPES`)."""
+    return TYPES[spec["type"]](spec)
+
+
+def energy_meter(spec: dict, powercap=None):
+    """``(meter, None)`` for the device of ``spec``, or ``(None, reason)``."""
+    from mnist_speedup.measure.energy import POWERCAP, EnergyUnavailable
+
+    try:
+        return of(spec).energy_meter(powercap or POWERCAP), None
+    except EnergyUnavailable as exc:
+        return None, str(exc)
+
+
+def prepare_environment(spec: dict) -> None:
+    """Set the process environment of a device's job (thread counts for
+    NumPy's BLAS, hidden GPUs): before NumPy or a framework is imported."""
+    os.environ.update(of(spec).process_environment())
+
+
+#: what a device that asks for none of a cluster resource gives it
+_NO_RESOURCE = {"gpu": 0, "gpu_model": ""}
+
+
+def cluster_resource(spec: dict, name: str):
+    """The value of cluster resource ``name`` for a device's jobs."""
+    return of(spec).resources().get(name, _NO_RESOURCE[name])
+
+
+def describe(spec: dict, gpu_name: str | None = None) -> str:
+    """What a device is, in words: ``2 threads`` or the GPU's name, with
+    its numerics where they are not plain float32 (``2 threads, bf16 mixed``)."""
+    from mnist_speedup.measure import frameworks, numerics
+
+    fw = frameworks.of(spec)
+    plain = spec.get("precision") in (None, "float32") and bool(spec.get("jit_compile")) == fw.default_jit_compile
+    words = of(spec).describe(gpu_name)
+    if fw.name != frameworks.DEFAULT:
+        words = f"{words}, {fw.words}"
+    # XLA is named only where it is a choice (JAX always compiles with it)
+    shown = {**spec, "jit_compile": bool(spec.get("jit_compile")) and not fw.default_jit_compile}
+    return words if plain else f"{words}, {numerics.words(shown)}"
+
+
+#: summary.csv's device columns, and the device spec's key each holds: what a record's device must agree on
+SPEC_COLUMNS = {"device_type": "type", "threads": "threads", "gpu_index": "index", "precision": "precision",
+                "jit_compile": "jit_compile", "framework": "framework"}  # fmt: skip
+
+
+def checked_spec(spec: dict) -> dict:
+    """The keys of a device spec that its records must agree with (not a price, not a cluster's GPU model)."""
+    return {k: v for k, v in spec.items() if k in SPEC_COLUMNS.values()}
+
+
+def columns(spec: dict, env: dict) -> dict:
+    """The device's columns in summary.csv."""
+    return {"device_type": spec["type"], "threads": spec.get("threads"), "gpu_index": spec.get("index"),
+            "gpu_name": env.get("gpu_name"), "precision": spec.get("precision", "float32"),
+            "jit_compile": bool(spec.get("jit_compile", False)), "framework": _framework(spec)}  # fmt: skip
+
+
+def _framework(spec: dict) -> str:
+    from mnist_speedup.measure import frameworks
+
+    return frameworks.name_of(spec)
+
+
+def spec_of_row(row) -> dict:
+    """A device spec back from a summary.csv row (for its description)."""
+    return {"type": row.device_type, "threads": row.get("threads"), "index": row.get("gpu_index"),
+            "precision": row.get("precision", "float32"), "jit_compile": bool(row.get("jit_compile", False)),
+            "framework": row.get("framework") if isinstance(row.get("framework"), str) else None}  # fmt: skip
+
+
+def label(row) -> str:
+    """``cpu (2 threads)``, ``gpu (NVIDIA H100)``: a device with what it is."""
+    name = row.get("gpu_name") if isinstance(row.get("gpu_name"), str) and row.get("gpu_name") else None
+    return f"{row.device} ({describe(spec_of_row(row), name)})"

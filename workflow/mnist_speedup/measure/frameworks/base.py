@@ -1,0 +1,152 @@
+"""The seam between the framework-independent measurement and one framework.
+
+A :class:`Framework` is opened on one device (its constructor imports the
+framework with the process environment the device needs, and picks the
+device). It hands out a :class:`Training` (one run's network, optimizer,
+data on the device and compiled functions) and runs the calibration's
+products. The trainer's clock calls only what is declared here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+
+class DeviceError(RuntimeError):
+    """The requested device is not available; never fall back silently."""
+
+
+class Framework:
+    """One framework opened on one device. Subclasses set the class
+    attributes and implement the methods that raise NotImplementedError."""
+
+    #: the name a device spec gives in ``framework``
+    name = ""
+    #: how it is named in words (device labels, the report)
+    words = ""
+    #: the record's environment fields of its own software (compared only between devices of this framework)
+    software: tuple[str, ...] = ()
+    #: the modules it needs, and the pip extra that installs them
+    modules: tuple[str, ...] = ()
+    extra = ""
+    #: conda environments for its CPU and GPU jobs (relative to workflow/rules/)
+    conda_envs = {"cpu": "", "gpu": ""}
+    #: what trains the network and updates its weights, for the record
+    optimizer = ""
+    #: the exceptions by which the framework says the device ran out of memory
+    out_of_memory: tuple[type[BaseException], ...] = ()
+    #: whether it compiles the training step with XLA whatever `jit_compile` says
+    default_jit_compile = False
+
+    @classmethod
+    def missing(cls) -> list[str]:
+        """The modules of this framework that cannot be imported here."""
+        return [m for m in cls.modules if importlib.util.find_spec(m) is None]
+
+    @classmethod
+    def check_spec(cls, label: str, spec: dict, fail) -> None:
+        """Refuse a device spec this framework cannot run: ``fail(key, problem, fix)``."""
+
+    def __init__(self, device_spec: dict, *, deterministic: bool = False, seed: int | None = None):
+        from mnist_speedup.measure import devices
+
+        self.device_spec, self.device = device_spec, devices.of(device_spec)
+        self.deterministic, self.seed = deterministic, seed
+        self.precision = device_spec.get("precision") or "float32"
+        os.environ.update(self.device.process_environment())
+
+    # -- what every framework provides ------------------------------------
+    def training(self, spec, data: dict, steps: int, setup: dict) -> Training:
+        raise NotImplementedError
+
+    def product_rate_function(self, products, dtype: str):
+        """``(run, sync)``: ``run()`` computes every product once on
+        operands made once; ``sync(result)`` waits until it is done."""
+        raise NotImplementedError
+
+    def square_rate_function(self, n: int, dtype: str):
+        raise NotImplementedError
+
+    def memory_reader(self):
+        """What reads the device's peak memory over the timed epochs."""
+        return NoDeviceMemory()
+
+    def environment(self) -> dict:
+        """The framework's versions and the accelerator it sees, for the record."""
+        raise NotImplementedError
+
+
+#: samples per evaluation call
+EVAL_CHUNK = 1000
+
+
+class Training:
+    """One run's compiled training, as the trainer's clock drives it."""
+
+    #: the steps each call runs, and the calls of an epoch
+    per_call: int
+    calls: int
+    #: the compiled loop of an epoch in words, for the record's loop description
+    loop_words = ""
+    #: why the loop differs from what the config asked for ("" where it does not)
+    loop_note = ""
+
+    def warm_up(self) -> dict:
+        """Compile every function at the shapes the epochs use and run each
+        once, untimed, leaving the weights and the optimizer's state as they
+        were. Returns what the record says of it."""
+        raise NotImplementedError
+
+    def sync(self) -> None:
+        """Wait for every queued device computation of this run."""
+        raise NotImplementedError
+
+    def run_epoch(self):
+        """Every step of one epoch; returns the summed loss (read with float() after the clock)."""
+        raise NotImplementedError
+
+    def shuffled_order(self):
+        """One epoch's batches of indices, on the device."""
+        raise NotImplementedError
+
+    def train_calls(self, order, start: int, count: int):
+        """``count`` steps from row ``start`` of ``order`` in one compiled call."""
+        raise NotImplementedError
+
+    def steps_done(self) -> int:
+        raise NotImplementedError
+
+    def skipped_steps(self) -> int:
+        raise NotImplementedError
+
+    def loss_scaling(self) -> dict | None:
+        """The loss scaling's summary (None: the precision needs none)."""
+        raise NotImplementedError
+
+    def weights_finite(self) -> bool:
+        raise NotImplementedError
+
+    def evaluate(self, x, y) -> tuple[float, float]:
+        """(accuracy, mean loss) in eval mode (no dropout), in chunks of EVAL_CHUNK."""
+        loss_sum, correct = 0.0, 0
+        for i in range(0, len(x), EVAL_CHUNK):
+            chunk_loss, chunk_correct = self.eval_sums(x[i : i + EVAL_CHUNK], y[i : i + EVAL_CHUNK])
+            loss_sum += float(chunk_loss)
+            correct += int(chunk_correct)
+        return correct / len(x), loss_sum / len(x)
+
+    def eval_sums(self, x, y):
+        """(summed loss, correct predictions) of one chunk, in one compiled call."""
+        raise NotImplementedError
+
+    def numerics(self) -> dict:
+        """How the products ran beyond the precision, for the record's numerics."""
+        return {}
+
+
+class NoDeviceMemory:
+    """The memory reader of a device without its own memory (a CPU run)."""
+
+    def peak(self) -> dict:
+        return {"gpu_peak_bytes": None, "gpu_reason": "not a GPU run"}

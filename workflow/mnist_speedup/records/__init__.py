@@ -1,0 +1,1 @@
+"""The records: one JSON per run, sealed, summarised, carried in bundles."""

@@ -1,0 +1,292 @@
+"""Run records: one JSON per run, written atomically, read back strictly.
+
+A record that is truncated, has the wrong shape, or comes from a schema
+version this code does not know stops aggregation with a RecordError that
+names the file and the problem. Records of earlier versions (:data:`OLDER`:
+before per-epoch validation, or before workloads) cannot be migrated: they
+lack what today's comparisons need, so they are refused with the fix
+(rerun them).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+from mnist_speedup.measure import model, run
+from mnist_speedup.measure.devices import LABEL_PATTERN
+from mnist_speedup.records.seal import DIGEST_FIELD, content_digest
+
+_LABEL = re.compile(LABEL_PATTERN + r"\Z")
+_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}\Z")
+#: an epoch of this MLP on MNIST longer than a day is not a measurement
+MAX_EPOCH_S = 86_400.0
+#: how closely derived timing fields must match the epoch times (JSON keeps
+#: full float precision, so this only absorbs the last bits of rounding)
+RELATIVE_TOLERANCE = 1e-6
+
+
+class RecordError(ValueError):
+    pass
+
+
+#: what each earlier record version lacked
+OLDER = {
+    1: "before per-epoch validation accuracy, the compiled training loop, memory and energy were recorded",
+    2: "before workloads (it trained the MLP only and lies in runs/<device>/, not runs/<workload>/<device>/)",
+}
+
+
+#: where a device's calibration at one workload's shapes lives under an experiment's results folder
+CALIBRATION_PATH = "calibration/{workload}/{device}.json"
+
+
+def calibration_files(results_dir) -> list[Path]:
+    return sorted(Path(results_dir).glob(CALIBRATION_PATH.format(workload="*", device="*")))
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a number a measurement can have")
+
+
+def parse(text: str):
+    """JSON without NaN or Infinity (Python's json accepts both)."""
+    return json.loads(text, parse_constant=_refuse_constant)
+
+
+def check_digest(record: dict, source: str) -> None:
+    written = record.get(DIGEST_FIELD)
+    if not isinstance(written, str):
+        raise RecordError(
+            f"{source}: has no `{DIGEST_FIELD}`, so it cannot be shown to be what its job wrote. "
+            "Fix: delete it and run snakemake again to redo that run (on the machine that made it)."
+        )
+    if written != content_digest(record):
+        raise RecordError(
+            f"{source}: was edited after it was written (its content no longer matches its "
+            f"`{DIGEST_FIELD}`). Fix: restore the original file, or delete it and rerun that run."
+        )
+
+
+def check_names(record: dict, source: str, label_key: str = "device") -> None:
+    """Labels and hostnames end up in file names, tables and HTML: only safe ones."""
+    label, host = record.get(label_key), (record.get("environment") or {}).get("hostname")
+    if not isinstance(label, str) or not _LABEL.match(label):
+        raise RecordError(
+            f"{source}: {label_key} label {label!r} is not a safe name (letters, digits, '-' and '_', "
+            f"starting with a letter or digit). Fix: rename the {label_key} in the config of the machine "
+            "that made it and rerun, or remove the record."
+        )
+    if not isinstance(host, str) or not _HOST.match(host):
+        raise RecordError(
+            f"{source}: hostname {host!r} is not a safe name (letters, digits, '.', '-' and '_'). "
+            "Fix: remove the record, or rerun it on a machine with a plain hostname."
+        )
+
+
+def _get(record: dict, dotted: str):
+    value = record
+    for part in dotted.split("."):
+        if not isinstance(value, dict) or part not in value:
+            raise KeyError(dotted)
+        value = value[part]
+    return value
+
+
+def check(record, source: str = "record") -> dict:
+    if not isinstance(record, dict):
+        raise RecordError(
+            f"{source}: is a JSON {type(record).__name__}, not a run record (expected a JSON object). Fix: remove it from the "
+            "runs/ folder (or from extra_runs), or delete it and rerun that run."
+        )
+    version = record.get("schema_version")
+    if version is None and "timing" not in record:
+        raise RecordError(
+            f"{source}: is JSON but not a run record of this workflow (it has no schema_version and no timing). "
+            "Fix: remove it from the runs/ folder it lies in (or that folder from extra_runs)."
+        )
+    if version in OLDER:
+        raise RecordError(
+            f"{source}: schema_version {version} was written by an earlier version of this workflow, "
+            f"{OLDER[version]}; it cannot be compared with today's runs. Fix: delete it and run snakemake again "
+            "to redo that run."
+        )
+    if version != run.SCHEMA_VERSION:
+        raise RecordError(
+            f"{source}: schema_version {version!r} is not supported (this workflow reads "
+            f"version {run.SCHEMA_VERSION}). Fix: rerun that training job with this workflow "
+            "(delete the file and run snakemake again), or aggregate it with the workflow "
+            "version that wrote it."
+        )
+    check_digest(record, source)
+    for dotted, types in run.REQUIRED:
+        try:
+            value = _get(record, dotted)
+        except KeyError:
+            raise RecordError(f"{source}: required field `{dotted}` is missing") from None
+        if isinstance(value, bool) or not isinstance(value, types):
+            raise RecordError(f"{source}: field `{dotted}` has the wrong type ({value!r})")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise RecordError(f"{source}: field `{dotted}` is not finite ({value!r})")
+    check_names(record, source)
+    check_names(record, source, "workload")
+    _check_workload(record, source)
+    _check_timing(record, source)
+    _check_quality(record, source)
+    _check_physics(record, source)
+    _check_times(record, source)
+    return record
+
+
+def _check_workload(record: dict, source: str) -> None:
+    """The workload spec must describe a network this workflow knows, and
+    the FLOPs per step must be what that network costs."""
+    try:
+        workload = model.of(record["workload_spec"])
+        flops = workload.training_step_flops(record["batch_size"])
+    except (ValueError, KeyError, TypeError, IndexError) as exc:
+        raise _sense(source, "workload_spec", f"is {record['workload_spec']!r}, not a workload ({exc})") from None
+    if record["flops"].get("per_step") != flops:
+        raise _sense(source, "flops.per_step", f"is {record['flops'].get('per_step')!r} but {workload.words()} "
+                     f"costs {flops} per step at batch size {record['batch_size']}")  # fmt: skip
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=RELATIVE_TOLERANCE, abs_tol=1e-12)
+
+
+def _sense(source: str, field: str, problem: str) -> RecordError:
+    return RecordError(
+        f"{source}: `{field}` {problem}; the record is damaged or was not written by this workflow. "
+        "Fix: delete it and run snakemake again to redo that run."
+    )
+
+
+def _check_timing(record: dict, source: str) -> None:
+    t, epochs, warmup = record["timing"], record["epochs"], record["warmup_epochs"]
+    epoch_s = t["epoch_s"]
+    if len(epoch_s) != epochs or not all(_number(v) and 0 < v <= MAX_EPOCH_S for v in epoch_s):
+        raise _sense(source, "timing.epoch_s", f"must hold {epochs} finite positive epoch times (each under a day)")
+    if not 0 <= warmup < epochs:
+        raise _sense(source, "warmup_epochs", f"is {warmup} with {epochs} epochs")
+    if not _close(t["first_epoch_s"], epoch_s[0]):
+        raise _sense(
+            source, "timing.first_epoch_s", f"is {t['first_epoch_s']!r} but the first epoch took {epoch_s[0]!r}"
+        )
+    steady = epoch_s[warmup:]
+    mean = math.fsum(steady) / len(steady)
+    if not _close(t["steady_epoch_mean_s"], mean):
+        raise _sense(
+            source, "timing.steady_epoch_mean_s",
+            f"is {t['steady_epoch_mean_s']!r} but the mean of the epochs after the warm-up is {mean!r}",
+        )  # fmt: skip
+    if record["samples_per_epoch"] <= 0 or not _close(t["samples_per_s"], record["samples_per_epoch"] / mean):
+        raise _sense(
+            source, "timing.samples_per_s",
+            f"is {t['samples_per_s']!r}, not samples per epoch over the steady epoch time "
+            f"({record['samples_per_epoch']} / {mean!r})",
+        )  # fmt: skip
+    if record["flops"]["achieved_per_s"] <= 0:
+        raise _sense(source, "flops.achieved_per_s", "must be positive")
+
+
+def _check_quality(record: dict, source: str) -> None:
+    q = record["quality"]
+    accuracies = q["epoch_val_accuracy"]
+    if len(accuracies) != record["epochs"] or not all(_number(v) and 0 <= v <= 1 for v in accuracies):
+        raise _sense(source, "quality.epoch_val_accuracy", f"must hold {record['epochs']} accuracies in [0, 1]")
+    for field in ("test_accuracy", "val_accuracy"):
+        if not 0 <= q[field] <= 1:
+            raise _sense(source, f"quality.{field}", f"is {q[field]!r}, outside [0, 1]")
+
+
+#: at least one of MNIST's 60,000 training images is kept for validation
+MAX_SAMPLES_PER_EPOCH = 59_999
+
+
+def _nonnegative(record: dict, dotted: str):
+    try:
+        value = _get(record, dotted)
+    except KeyError:
+        return None
+    values = value if isinstance(value, list) else [value]
+    for v in values:
+        if v is not None and not (_number(v) and v >= 0):
+            return v
+    return None
+
+
+def _check_physics(record: dict, source: str) -> None:
+    """Every measured quantity in its physical range."""
+    if record["samples_per_epoch"] > MAX_SAMPLES_PER_EPOCH:
+        raise _sense(source, "samples_per_epoch", f"is {record['samples_per_epoch']}, more than MNIST's training set")
+    steps = record.get("steps_per_epoch")
+    if steps is not None and steps * record["batch_size"] != record["samples_per_epoch"]:
+        raise _sense(source, "samples_per_epoch", f"is not steps_per_epoch ({steps}) times batch_size")
+    for dotted in ("energy.joules_per_epoch", "energy.mean_watts", "energy.epoch_joules", "memory.host_peak_rss_bytes",
+                   "memory.gpu_peak_bytes", "lock_wait_s", "timing.epoch_eval_s", "timing.step_ms"):  # fmt: skip
+        bad = _nonnegative(record, dotted)
+        if bad is not None:
+            raise _sense(source, dotted, f"is {bad!r}; it cannot be negative")
+    overhead = record.get("host_overhead") or {}
+    for key in ("one_call_step_s", "compiled_step_s"):  # the share itself may be below 0: noise around none
+        if key in overhead and not (_number(overhead[key]) and overhead[key] > 0):
+            raise _sense(source, f"host_overhead.{key}", f"is {overhead[key]!r}; a step takes a positive time")
+
+
+def _check_times(record: dict, source: str) -> None:
+    import datetime as dt
+
+    for key in ("started_at", "finished_at"):
+        value = record.get(key)
+        try:
+            if value is not None:
+                dt.datetime.fromisoformat(value)
+        except (TypeError, ValueError):
+            raise _sense(source, key, f"is {value!r}, not an ISO 8601 time") from None
+
+
+def check_place(record: dict, path) -> None:
+    """A record must say what its place in the runs/ tree says."""
+    m = run.place_of(path)
+    if m is None:
+        return
+    for key in ("workload", "device", "batch_size", "seed"):
+        said = record.get(key)
+        if str(said) != m[key]:
+            raise RecordError(
+                f"{path}: says {key} {said!r} but lies in the folder of {key} {m[key]} (copied or renamed into the "
+                "wrong place). Fix: move it back to the folder its content names (runs/<workload>/<device>/"
+                "bs<batch>/seed<seed>.json), or delete it and rerun that run."
+            )
+
+
+def load(path) -> dict:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise RecordError(
+            f"{path}: is not text (binary or damaged), so not a run record. Fix: delete it and run snakemake again "
+            "to redo that run."
+        ) from None
+    except OSError as exc:
+        raise RecordError(f"{path}: cannot be read ({exc}). Fix: check the file's permissions, or delete it.") from exc
+    try:
+        record = parse(text)
+    except json.JSONDecodeError as exc:
+        raise RecordError(
+            f"{path}: is not valid JSON ({exc.msg} at line {exc.lineno}); the file is truncated "
+            "or was edited by hand. Fix: delete it and run snakemake again to redo that run."
+        ) from None
+    except ValueError as exc:
+        raise RecordError(f"{path}: {exc}. Fix: delete it and run snakemake again to redo that run.") from None
+    check(record, str(path))
+    check_place(record, path)
+    return record
