@@ -201,6 +201,34 @@ def make_record(device="cpu", batch_size=100, seed=1, epoch_s=(2.0, 1.0, 1.2), v
     return record
 
 
+def make_calibration(device="cpu", host="h", workload="mlp", threads=2, **changes) -> dict:
+    """A complete, valid calibration record of a ``threads``-thread CPU at
+    the MLP's shapes (batch size 100), as calibrate.measure writes it."""
+    from mnist_speedup.measure import model
+    from mnist_speedup.records import calibration
+
+    record = {"schema_version": calibration.SCHEMA_VERSION, "device": device, "workload": workload,
+              "device_spec": {"type": "cpu", "threads": threads}, "dtype": "float32",
+              "workload_spec": model.of({"type": "mlp"}).with_defaults({"type": "mlp"}), "repeats": 3,
+              "workload_shapes": {"100": {"flops_per_s_median": 1e10}}, "square": {"flops_per_s_median": 2e10},
+              "environment": {"hostname": host}, "code": "abc"}  # fmt: skip
+    for key, value in changes.items():
+        record[key] = (
+            {**record[key], **value} if isinstance(value, dict) and isinstance(record.get(key), dict) else value
+        )
+    return record
+
+
+def write_calibration(folder: Path, record: dict, seal: bool = True, name: str | None = None) -> Path:
+    """Write a calibration where the calibrate rule does (sealed)."""
+    from mnist_speedup.records.seal import seal as seal_record
+
+    path = folder / "calibration" / record["workload"] / f"{name or record['device']}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(seal_record(record) if seal else record))
+    return path
+
+
 def write_records(folder: Path, records, seal: bool = True) -> list[Path]:
     """Write records as the training job does (sealed with their digest)."""
     from mnist_speedup.measure.run import run_path

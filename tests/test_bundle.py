@@ -7,15 +7,9 @@ import tarfile
 
 import pytest
 
-from conftest import make_record, write_records
+from conftest import make_calibration, make_record, write_calibration, write_records
 from mnist_speedup.analysis import aggregate
-from mnist_speedup.records import bundle, seal
-
-
-def calibration(device="cpu", host="box"):
-    return seal.seal({"device": device, "workload": "mlp", "environment": {"hostname": host},
-                         "workload_shapes": {"100": {"flops_per_s_median": 1e10}},
-                         "square": {"flops_per_s_median": 2e10}})  # fmt: skip
+from mnist_speedup.records import bundle
 
 
 def results_folder(tmp_path, host="box"):
@@ -23,9 +17,7 @@ def results_folder(tmp_path, host="box"):
     env = {"hostname": host, "machine_id": "m9"}
     write_records(folder, [make_record(d, 100, s, environment=env) for d in ("cpu", "cpu1") for s in (1, 2, 3)])
     for device in ("cpu", "cpu1"):
-        path = folder / "calibration" / "mlp" / f"{device}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(calibration(device, host)))
+        write_calibration(folder, make_calibration(device, host))
     return folder
 
 

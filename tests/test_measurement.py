@@ -28,13 +28,17 @@ def run_worker(module: str, body: str, **fmt) -> dict:
     return json.loads(line[len("RESULT") :])
 
 
-def test_calibration_output_schema():
+def test_calibration_output_schema(tmp_path):
+    """What calibrate.measure returns, named as the calibrate rule names it,
+    is a calibration record the reader accepts (records/calibration.py)."""
+    from mnist_speedup.records import calibration, seal
+
     out = run_worker(
         "calibrate",
         "r = calibrate.measure({{'type': 'cpu', 'threads': 1}}, {{'type': 'mlp'}}, [32, 64], 128, 3, log=lambda *a: None)\n"
         "print('RESULT' + json.dumps(r))",
     )
-    assert out["schema_version"] == 2 and out["device_spec"] == {"type": "cpu", "threads": 1}
+    assert out["device_spec"] == {"type": "cpu", "threads": 1}
     assert out["workload_spec"] == {"type": "mlp"} and out["dtype"] == "float32"
     assert set(out["workload_shapes"]) == {"32", "64"}
     for bs, result in out["workload_shapes"].items():
@@ -43,6 +47,11 @@ def test_calibration_output_schema():
         assert result["flops_per_s_median"] == pytest.approx(float(np.median(result["flops_per_s_all"])))
         assert 1e6 < result["flops_per_s_median"] < 1e14
     assert out["square"]["size"] == 128 and out["square"]["flops_per_s_median"] > 0
+    named = out | {"schema_version": calibration.SCHEMA_VERSION, "device": "cpu", "workload": "mlp", "code": "c"}
+    path = tmp_path / "calibration" / "mlp" / "cpu.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(seal.seal(named)))
+    assert calibration.load(path)["dtype"] == "float32"
 
 
 def test_deterministic_runs_repeat_every_epoch_loss(tmp_path):

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from conftest import copy_workflow, planned_jobs, snakemake, synthetic_workdir, tiny_config, write_config
-from mnist_speedup.records import bundle, seal
+from mnist_speedup.records import bundle, fields, seal
 
 pytestmark = pytest.mark.slow
 
@@ -90,6 +90,7 @@ def test_every_output_exists_and_agrees(finished):
         assert row.steady_epoch_mean_s == pytest.approx(record["timing"]["steady_epoch_mean_s"])
         assert row.test_accuracy == pytest.approx(record["quality"]["test_accuracy"])
         assert record["environment"]["tensorflow"] and record["environment"]["hostname"]
+        assert fields.undeclared(record) == []  # the field table is complete for what TensorFlow runs assemble
         assert record["environment"]["threads"] == config["devices"][record["device"]]["threads"]
         assert record["environment"]["gpu_name"] is None
         assert len(record["timing"]["epoch_s"]) == config["epochs"]

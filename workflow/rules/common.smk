@@ -24,7 +24,7 @@ from mnist_speedup.config import sources as configinput  # noqa: E402
 from mnist_speedup.data import mnist  # noqa: E402
 from mnist_speedup.measure import devices as device_info  # noqa: E402
 from mnist_speedup.measure import progress, run  # noqa: E402
-from mnist_speedup.records import bundle  # noqa: E402
+from mnist_speedup.records import bundle, calibration  # noqa: E402
 from mnist_speedup.records import run_record as records  # noqa: E402
 
 SCHEMA = WORKFLOW_DIR.parent / "config" / "schemas" / "config.schema.yaml"
@@ -203,9 +203,7 @@ def round_run_files(wildcards):
 
 
 def calibration_files():
-    return expand(
-        f"{RESULTS}/{records.CALIBRATION_PATH}", workload=WORKLOADS, device=DEVICES
-    )
+    return expand(f"{RESULTS}/{calibration.PATH}", workload=WORKLOADS, device=DEVICES)
 
 
 def workload_spec(wildcards):
@@ -353,9 +351,7 @@ def extra_run_folders():
 def extra_result_files():
     """Other machines' run records and calibrations, and the unpacked
     bundles (folders made by unpack_bundle), for the plan."""
-    files = [
-        f for d in COPIED_RUNS for f in run.run_files(d) + records.calibration_files(d)
-    ]
+    files = [f for d in COPIED_RUNS for f in run.run_files(d) + calibration.files(d)]
     return [str(f) for f in files] + UNPACKED_BUNDLES
 
 

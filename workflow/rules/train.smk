@@ -28,7 +28,7 @@ rule train:
 
 rule calibrate:
     output:
-        f"{RESULTS}/{records.CALIBRATION_PATH}",
+        f"{RESULTS}/{calibration.PATH}",
     log:
         f"{LOGS}/calibrate/{{workload}}/{{device}}.log",
     priority: calibration_priority

@@ -9,11 +9,8 @@ from mnist_speedup.measure import devices
 # thread counts for NumPy's BLAS and hidden GPUs, before NumPy or a framework is imported
 devices.prepare_environment(snakemake.params.device_spec)
 
-from mnist_speedup.measure import (
-    calibrate,  # noqa: E402
-    hostlock,
-)
-from mnist_speedup.records import seal
+from mnist_speedup.measure import calibrate, hostlock  # noqa: E402
+from mnist_speedup.records import calibration, seal  # noqa: E402
 from mnist_speedup.rulescript import logged  # noqa: E402
 
 with logged(snakemake) as log:
@@ -28,6 +25,7 @@ with logged(snakemake) as log:
             log=log,
         )
     result.update(
+        schema_version=calibration.SCHEMA_VERSION,
         device=snakemake.wildcards.device,
         workload=snakemake.wildcards.workload,
         code=snakemake.params.code,

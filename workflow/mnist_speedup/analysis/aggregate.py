@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,8 +12,8 @@ from mnist_speedup.analysis import compare, stats
 from mnist_speedup.analysis.checks import same_text
 from mnist_speedup.measure import devices, run
 from mnist_speedup.measure.run import RUN_KEY, SETTING
+from mnist_speedup.records import calibration, summary
 from mnist_speedup.records import run_record as records
-from mnist_speedup.records import summary
 
 
 def epoch_rows(record: dict, device_label: str) -> list[dict]:
@@ -45,44 +44,31 @@ def epoch_rows(record: dict, device_label: str) -> list[dict]:
     ]
 
 
-def load_calibration(paths) -> pd.DataFrame:
-    """One row per (host, device label, workload, batch size) with the calibrated rate."""
-    rows = []
-    for path in paths:
-        try:
-            data = records.parse(Path(path).read_text(encoding="utf-8"))
-            records.check_digest(data, str(path))
-            records.check_names(data, str(path))
-            records.check_names(data, str(path), "workload")
-            for bs, result in data["workload_shapes"].items():
-                if not all(
-                    math.isfinite(v) and v > 0
-                    for v in (float(result["flops_per_s_median"]), float(data["square"]["flops_per_s_median"]))
-                ):
-                    raise ValueError(f"a rate at batch size {bs} is not a finite positive number")
-                rows.append(
-                    {
-                        "host": data["environment"]["hostname"],
-                        "device_label": data["device"],
-                        "workload": data["workload"],
-                        "batch_size": int(bs),
-                        "calibrated_flops_per_s": float(result["flops_per_s_median"]),
-                        "numpy_flops_per_s": float((result.get("numpy") or {}).get("flops_per_s_median", math.nan)),
-                        "square_flops_per_s": float(data["square"]["flops_per_s_median"]),
-                        "calibration_started_at": data.get("started_at"),
-                        "calibration_finished_at": data.get("finished_at"),
-                    }
-                )
-        except records.RecordError:
-            raise
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise records.RecordError(
-                f"{path}: not a readable calibration record ({type(exc).__name__}: {exc}). "
-                "Fix: delete it and run snakemake again."
-            ) from None
+def load_calibration(paths) -> tuple[pd.DataFrame, list]:
+    """One row per (host, device label, workload, batch size) with the
+    calibrated rate, and the checked records with their paths."""
+    loaded = [(calibration.load(path), path) for path in paths]
+    rows = [row for data, path in loaded for row in calibration.rows(data, path)]
     columns = ["host", "device_label", *CALIBRATION_KEY[2:], "calibrated_flops_per_s", "numpy_flops_per_s",
                "square_flops_per_s", "calibration_started_at", "calibration_finished_at"]  # fmt: skip
-    return pd.DataFrame(rows, columns=columns).drop_duplicates(CALIBRATION_KEY, keep="last")
+    return pd.DataFrame(rows, columns=columns).drop_duplicates(CALIBRATION_KEY, keep="last"), loaded
+
+
+def _check_calibrations(df: pd.DataFrame, loaded) -> None:
+    """Each calibration is of the device and network that its runs trained."""
+    for data, path in loaded:
+        runs = df[(df.host == data["environment"]["hostname"]) & (df.device_label == data["device"])
+                  & (df.workload == data["workload"])]  # fmt: skip
+        if runs.empty:
+            continue
+        run_row, have = runs.iloc[0], calibration.spec_columns(data)
+        for column, key in DEVICE_FIELDS.items():
+            if _value(have[column]) != _value(run_row[column]):
+                raise calibration.refuse_mismatch(data, path, f"device_spec.{key}", have[column], run_row[column],
+                                                  run_row.path)  # fmt: skip
+        spec = json.dumps(data["workload_spec"], sort_keys=True)
+        if spec != run_row.workload_spec:
+            raise calibration.refuse_mismatch(data, path, "workload_spec", spec, run_row.workload_spec, run_row.path)
 
 
 #: what one calibrated rate belongs to
@@ -122,8 +108,9 @@ def load_runs(local_files, extra_dirs=(), calibration_files=()) -> tuple[pd.Data
     runs = _read_all(local_files, extra_dirs)
     df = pd.DataFrame([summary.summary_row(r, p, origin) for r, p, origin in runs])
     df["machine_key"] = [m if isinstance(m, str) and m else h for m, h in zip(df.machine_id, df.host)]
-    calibration = list(calibration_files) + [f for d in extra_dirs for f in records.calibration_files(d)]
-    df = df.merge(load_calibration(calibration), on=CALIBRATION_KEY, how="left")
+    rates, loaded = load_calibration(list(calibration_files) + [f for d in extra_dirs for f in calibration.files(d)])
+    _check_calibrations(df, loaded)
+    df = df.merge(rates, on=CALIBRATION_KEY, how="left")
     df["fraction_of_calibrated"] = df.achieved_flops_per_s / df.calibrated_flops_per_s
     df.insert(0, "device", _device_names(df))
     _refuse_duplicates(df)

@@ -16,8 +16,6 @@ import time
 
 from mnist_speedup.measure import devices, environment, frameworks, model, numerics
 
-#: 2: one calibration per workload and device, at that workload's shapes
-CALIBRATION_SCHEMA_VERSION = 2
 _MIN_SECONDS = 0.2  # one repeat runs the product at least this long
 
 
@@ -87,10 +85,11 @@ def numpy_rate(workload: model.Workload, batch_size: int, repeats: int, min_seco
 
 
 def measure(spec: dict, workload_spec: dict, batch_sizes: list[int], square_size: int, repeats: int, log=print):
-    """The calibration record of one device at one workload's shapes."""
+    """What a calibration measures of one device at one workload's shapes (the
+    rule script adds the schema version and names: records/calibration.py)."""
     framework = frameworks.open_device(spec)
     workload, dtype = model.of(workload_spec), numerics.compute_dtype(spec.get("precision", "float32"))
-    out = {"schema_version": CALIBRATION_SCHEMA_VERSION, "device_spec": dict(spec), "dtype": dtype,
+    out = {"device_spec": dict(spec), "dtype": dtype,
            "workload_spec": dict(workload_spec), "repeats": repeats, "started_at": _now()}  # fmt: skip
     by_batch = {}
     for bs in batch_sizes:

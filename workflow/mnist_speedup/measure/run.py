@@ -144,35 +144,6 @@ COMPARED = tuple(f.name for f in dataclasses.fields(RunSpec) if f.metadata.get("
 #: (a framework's own fields only between devices of that framework)
 SOFTWARE = ("tensorflow", "tensorlayer", "keras", "jax", "jaxlib", "optax", "numpy", "python", "training_code")
 
-#: (dotted key, accepted types) that every record must have
-REQUIRED = (
-    ("schema_version", int),
-    ("workload", str),
-    ("workload_spec.type", str),
-    ("device", str),
-    ("device_spec.type", str),
-    ("batch_size", int),
-    ("seed", int),
-    ("epochs", int),
-    ("warmup_epochs", int),
-    ("samples_per_epoch", int),
-    ("timing.epoch_s", list),
-    ("timing.first_epoch_s", (int, float)),
-    ("timing.steady_epoch_mean_s", (int, float)),
-    ("timing.samples_per_s", (int, float)),
-    ("quality.test_accuracy", (int, float)),
-    ("quality.val_accuracy", (int, float)),
-    ("quality.epoch_val_accuracy", list),
-    ("loop.steps_per_call", int),
-    ("loop.calls_per_epoch", int),
-    ("loop.optimizer_steps_per_epoch", list),
-    ("memory", dict),
-    ("energy", dict),
-    ("quality.final_train_loss", (int, float)),
-    ("flops.achieved_per_s", (int, float)),
-    ("environment.hostname", str),
-)
-
 
 def make_record(spec: RunSpec, measured: dict, *, lock_wait_s: float, training_code: str, data_digest: str) -> dict:
     """The sealed record of one run: its spec, what the trainer measured

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from mnist_speedup import atomic
 from mnist_speedup.measure import run
-from mnist_speedup.measure.devices import LABEL_PATTERN
+from mnist_speedup.records import calibration
 from mnist_speedup.records import run_record as records
 
 #: 2: runs and calibrations under runs/<workload>/ and calibration/<workload>/ (1: the MLP only)
@@ -42,7 +42,7 @@ MANIFEST = "manifest.json"
 MAX_MEMBER_BYTES = 8 * 2**20
 MAX_TOTAL_BYTES = 256 * 2**20
 MAX_MEMBERS = 20_000
-_MEMBER = re.compile(rf"({run.RUN_REGEX}|calibration/{LABEL_PATTERN}/{LABEL_PATTERN}\.json)\Z")
+_MEMBER = re.compile(rf"({run.RUN_REGEX}|{calibration.REGEX})\Z")
 
 
 class BundleError(ValueError):
@@ -55,7 +55,7 @@ def _sha256(data: bytes) -> str:
 
 def bundle_files(results_dir) -> list[Path]:
     """The files of one experiment's results that travel."""
-    return run.run_files(results_dir) + records.calibration_files(results_dir)
+    return run.run_files(results_dir) + calibration.files(results_dir)
 
 
 def manifest(results_dir, files, *, host, machine_id, experiment, config, software, training_code) -> dict:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from mnist_speedup.measure import model, run
 from mnist_speedup.measure.devices import LABEL_PATTERN
+from mnist_speedup.records import fields
 from mnist_speedup.records.seal import DIGEST_FIELD, content_digest
 
 _LABEL = re.compile(LABEL_PATTERN + r"\Z")
@@ -37,14 +38,6 @@ OLDER = {
     1: "before per-epoch validation accuracy, the compiled training loop, memory and energy were recorded",
     2: "before workloads (it trained the MLP only and lies in runs/<device>/, not runs/<workload>/<device>/)",
 }
-
-
-#: where a device's calibration at one workload's shapes lives under an experiment's results folder
-CALIBRATION_PATH = "calibration/{workload}/{device}.json"
-
-
-def calibration_files(results_dir) -> list[Path]:
-    return sorted(Path(results_dir).glob(CALIBRATION_PATH.format(workload="*", device="*")))
 
 
 def _refuse_constant(name: str):
@@ -120,16 +113,15 @@ def check(record, source: str = "record") -> dict:
             "(delete the file and run snakemake again), or aggregate it with the workflow "
             "version that wrote it."
         )
+    if bad := fields.non_finite(record):
+        raise _sense(source, bad[0], f"is {bad[1]!r}, not a number a measurement can have")
     check_digest(record, source)
-    for dotted, types in run.REQUIRED:
-        try:
-            value = _get(record, dotted)
-        except KeyError:
-            raise RecordError(f"{source}: required field `{dotted}` is missing") from None
-        if isinstance(value, bool) or not isinstance(value, types):
-            raise RecordError(f"{source}: field `{dotted}` has the wrong type ({value!r})")
-        if isinstance(value, float) and not math.isfinite(value):
-            raise RecordError(f"{source}: field `{dotted}` is not finite ({value!r})")
+    for dotted, problem in fields.problems(record, ranges=False):  # types first: the checks below read them
+        if problem.startswith("is missing"):
+            raise RecordError(
+                f"{source}: required field `{dotted}` is missing. Fix: delete it and run snakemake again."
+            )
+        raise _sense(source, dotted, problem)
     check_names(record, source)
     check_names(record, source, "workload")
     _check_workload(record, source)
@@ -137,6 +129,8 @@ def check(record, source: str = "record") -> dict:
     _check_quality(record, source)
     _check_physics(record, source)
     _check_times(record, source)
+    for dotted, problem in fields.problems(record):  # then every range, after the more telling checks above
+        raise _sense(source, dotted, problem)
     return record
 
 
@@ -210,18 +204,6 @@ def _check_quality(record: dict, source: str) -> None:
 MAX_SAMPLES_PER_EPOCH = 59_999
 
 
-def _nonnegative(record: dict, dotted: str):
-    try:
-        value = _get(record, dotted)
-    except KeyError:
-        return None
-    values = value if isinstance(value, list) else [value]
-    for v in values:
-        if v is not None and not (_number(v) and v >= 0):
-            return v
-    return None
-
-
 def _check_physics(record: dict, source: str) -> None:
     """Every measured quantity in its physical range."""
     if record["samples_per_epoch"] > MAX_SAMPLES_PER_EPOCH:
@@ -229,11 +211,6 @@ def _check_physics(record: dict, source: str) -> None:
     steps = record.get("steps_per_epoch")
     if steps is not None and steps * record["batch_size"] != record["samples_per_epoch"]:
         raise _sense(source, "samples_per_epoch", f"is not steps_per_epoch ({steps}) times batch_size")
-    for dotted in ("energy.joules_per_epoch", "energy.mean_watts", "energy.epoch_joules", "memory.host_peak_rss_bytes",
-                   "memory.gpu_peak_bytes", "lock_wait_s", "timing.epoch_eval_s", "timing.step_ms"):  # fmt: skip
-        bad = _nonnegative(record, dotted)
-        if bad is not None:
-            raise _sense(source, dotted, f"is {bad!r}; it cannot be negative")
     overhead = record.get("host_overhead") or {}
     for key in ("one_call_step_s", "compiled_step_s"):  # the share itself may be below 0: noise around none
         if key in overhead and not (_number(overhead[key]) and overhead[key] > 0):
@@ -279,14 +256,12 @@ def load(path) -> dict:
     except OSError as exc:
         raise RecordError(f"{path}: cannot be read ({exc}). Fix: check the file's permissions, or delete it.") from exc
     try:
-        record = parse(text)
+        record = json.loads(text)  # NaN and Infinity are read, so that check() names their field
     except json.JSONDecodeError as exc:
         raise RecordError(
             f"{path}: is not valid JSON ({exc.msg} at line {exc.lineno}); the file is truncated "
             "or was edited by hand. Fix: delete it and run snakemake again to redo that run."
         ) from None
-    except ValueError as exc:
-        raise RecordError(f"{path}: {exc}. Fix: delete it and run snakemake again to redo that run.") from None
     check(record, str(path))
     check_place(record, path)
     return record
