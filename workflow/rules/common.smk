@@ -25,7 +25,6 @@ from mnist_speedup.data import mnist  # noqa: E402
 from mnist_speedup.measure import devices as device_info  # noqa: E402
 from mnist_speedup.measure import progress, run  # noqa: E402
 from mnist_speedup.records import bundle, calibration  # noqa: E402
-from mnist_speedup.records import run_record as records  # noqa: E402
 
 SCHEMA = WORKFLOW_DIR.parent / "config" / "schemas" / "config.schema.yaml"
 try:
