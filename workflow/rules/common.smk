@@ -293,34 +293,6 @@ def device_prices():
     }
 
 
-def figure_files(name):
-    return expand(
-        f"{RESULTS}/figures/{{name}}.{{ext}}",
-        name=name,
-        ext=config["figure"]["formats"],
-    )
-
-
-# the workload the speedup figure shows; figures/scaling shows them all
-MAIN_WORKLOAD = next(iter(WORKLOADS))
-
-
-def scaling_files():
-    """The scaling figure, drawn where there are several workloads."""
-    return figure_files("scaling") if len(WORKLOADS) > 1 else []
-
-
-def scaling_figure():
-    """The figure rule's scaling output, where there is one."""
-    if len(WORKLOADS) < 2:
-        return {}
-    return {
-        "scaling": report(
-            scaling_files(), caption="../report/scaling.rst", category="Figure"
-        )
-    }
-
-
 def imported_bundles():
     """{folder name: bundle path} for each results bundle in extra_runs:
     each is verified and unpacked into results/<experiment>/imported/."""
@@ -375,16 +347,3 @@ def report_config():
     return configinput.canonical(
         shown | {"devices_auto": bool(config.get("_auto_devices"))}
     )
-
-
-def final_outputs():
-    return [
-        NPZ,  # so that a deleted npz is made again although training needs only its digest
-        f"{RESULTS}/summary.csv",
-        f"{RESULTS}/speedup.csv",
-        f"{RESULTS}/time_to_accuracy.csv",
-        f"{RESULTS}/report.md",
-        *figure_files("speedup"),
-        *figure_files("timeline"),
-        *scaling_files(),
-    ]

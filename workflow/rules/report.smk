@@ -40,27 +40,7 @@ rule aggregate:
         extra=extra_result_files(),
         replication=replication_files,
     output:
-        summary=report(
-            f"{RESULTS}/summary.csv",
-            caption="../report/summary.rst",
-            category="Tables",
-            labels={"table": "one row per run"},
-        ),
-        speedup=report(
-            f"{RESULTS}/speedup.csv",
-            caption="../report/speedup.rst",
-            category="Tables",
-            labels={"table": f"speedup with {SPEEDUP_INTERVAL}"},
-        ),
-        time_to_accuracy=report(
-            f"{RESULTS}/time_to_accuracy.csv",
-            caption="../report/time_to_accuracy.rst",
-            category="Tables",
-            labels={"table": "time to accuracy"},
-        ),
-        best=f"{RESULTS}/best_against_best.csv",
-        curves=f"{RESULTS}/curves.csv",
-        drift=f"{RESULTS}/drift.csv",
+        **table_outputs(),
     log:
         f"{LOGS}/aggregate.log",
     localrule: True
@@ -86,17 +66,7 @@ rule figure:
         speedup=f"{RESULTS}/speedup.csv",
         curves=f"{RESULTS}/curves.csv",
     output:
-        **scaling_figure(),
-        speedup=report(
-            figure_files("speedup"),
-            caption="../report/figure.rst",
-            category="Figure",
-        ),
-        timeline=report(
-            figure_files("timeline"),
-            caption="../report/timeline.rst",
-            category="Figure",
-        ),
+        **figure_outputs(),
     log:
         f"{LOGS}/figure.log",
     localrule: True
@@ -116,14 +86,12 @@ rule figure:
 
 rule report_markdown:
     input:
+        **figure_inputs(),
         summary=f"{RESULTS}/summary.csv",
         speedup=f"{RESULTS}/speedup.csv",
         time_to_accuracy=f"{RESULTS}/time_to_accuracy.csv",
-        best=f"{RESULTS}/best_against_best.csv",
+        best_against_best=f"{RESULTS}/best_against_best.csv",
         drift=f"{RESULTS}/drift.csv",
-        figures=figure_files("speedup"),
-        timeline=figure_files("timeline"),
-        scaling=scaling_files(),
         replication=replication_files,
     output:
         markdown=f"{RESULTS}/report.md",
@@ -143,6 +111,7 @@ rule report_markdown:
         baseline=BASELINE,
         config=report_config(),
         main_workload=MAIN_WORKLOAD,
+        figures=[f.name for f in FIGURES],
         replication=REPLICATION,
         code=REPORT_CODE_DIGEST,
     script:

@@ -7,6 +7,7 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
 from mnist_speedup import atomic
 from mnist_speedup.analysis import aggregate, drift, parity, replication, stats, tta
 from mnist_speedup.measure import run
+from mnist_speedup.report import outputs
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
@@ -23,15 +24,15 @@ with logged(snakemake) as log:
     verdicts = parity.table(summary, baseline, params.target_accuracy, params.parity_margin)
     speedup, tta_table = parity.apply(speedup, tta_table, verdicts)
     tables = {
-        out.summary: summary,
-        out.speedup: speedup,
-        out.time_to_accuracy: tta_table,
-        out.best: tta.best_against_best(tta_table, per_run, baseline),
-        out.curves: curves,
-        out.drift: drift.table(summary),
+        "summary": summary,
+        "speedup": speedup,
+        "time_to_accuracy": tta_table,
+        "best_against_best": tta.best_against_best(tta_table, per_run, baseline),
+        "curves": curves,
+        "drift": drift.table(summary),
     }
-    for path, table in tables.items():
-        atomic.write_text(path, table.to_csv(index=False))
+    for entry in outputs.TABLES:  # the registry's tables, each written once
+        atomic.write_text(getattr(out, entry.name), tables[entry.name].to_csv(index=False))
     log(
         speedup[
             ["workload", "batch_size", "device", "n", "speedup", "speedup_ci_low", "speedup_ci_high", "ci_method"]

@@ -1,4 +1,4 @@
-"""Draw the speedup, timeline and (with several workloads) scaling figures from the aggregated tables."""
+"""Draw every figure of the registry (report/outputs.py) that this config has, from the aggregated tables."""
 
 import sys
 from pathlib import Path
@@ -7,7 +7,7 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
 import pandas as pd
 
 from mnist_speedup.analysis import aggregate, tta
-from mnist_speedup.report import figure
+from mnist_speedup.report import figure, outputs
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
@@ -16,24 +16,17 @@ with logged(snakemake) as log:
     curves = tta.mean_curves(pd.read_csv(snakemake.input.curves))
     baseline = aggregate.baseline_device(summary, snakemake.params.baseline)
     labels = aggregate.device_labels(summary)
-    options = snakemake.params.figure
-    # the speedup figure shows one workload (the first listed); scaling shows them all
-    main = snakemake.params.main_workload
-    drawings = {
-        "speedup": figure.draw(
-            summary[summary.workload == main],
-            speedup[speedup.workload == main],
-            baseline,
-            options,
-            curves[curves.workload == main],
-            snakemake.params.target,
-            labels,
-        ),
-        "timeline": figure.draw_timeline(summary, baseline, options, labels),
-    }
-    if hasattr(snakemake.output, "scaling"):
-        drawings["scaling"] = figure.draw_scaling(speedup, baseline, options, labels)
-    for name, fig in drawings.items():
-        stem = Path(getattr(snakemake.output, name)[0]).with_suffix("")
-        for path in figure.save(fig, stem, options["formats"], options["dpi"]):
+    drawing = outputs.Drawing(
+        summary=summary,
+        speedup=speedup,
+        curves=curves,
+        baseline=baseline,
+        options=snakemake.params.figure,
+        target=snakemake.params.target,
+        labels=labels,
+        main_workload=snakemake.params.main_workload,
+    )
+    for entry in (f for f in outputs.FIGURES if hasattr(snakemake.output, f.name)):  # this config's figures
+        stem = Path(getattr(snakemake.output, entry.name)[0]).with_suffix("")
+        for path in figure.save(entry.draw(drawing), stem, drawing.options["formats"], drawing.options["dpi"]):
             log(f"wrote {path}")

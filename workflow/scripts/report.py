@@ -18,7 +18,7 @@ with logged(snakemake) as log:
         summary=pd.read_csv(inp.summary),
         speedup=pd.read_csv(inp.speedup),
         tta=pd.read_csv(inp.time_to_accuracy),
-        best=pd.read_csv(inp.best) if Path(inp.best).stat().st_size > 1 else pd.DataFrame(),
+        best=pd.read_csv(inp.best_against_best) if Path(inp.best_against_best).stat().st_size > 1 else pd.DataFrame(),
         drift=pd.read_csv(inp.drift),
     )
     environments = {
@@ -26,9 +26,8 @@ with logged(snakemake) as log:
         for device, rows in tables.summary.groupby("device")
     }
     figures = {
-        "speedup": [os.path.relpath(f, out.parent) for f in inp.figures],
-        "timeline": [os.path.relpath(f, out.parent) for f in inp.timeline],
-        "scaling": [os.path.relpath(f, out.parent) for f in inp.scaling],
+        name: [os.path.relpath(f, out.parent) for f in getattr(inp, f"figure_{name}")]
+        for name in snakemake.params.figures
     }
     baseline = aggregate.baseline_device(tables.summary, snakemake.params.baseline)
     rep = snakemake.params.replication

@@ -41,11 +41,6 @@ CANONICAL_SHA256 = {
     "t10k-labels-idx1-ubyte": "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2",
 }
 
-DEFAULT_MIRRORS = (
-    "https://ossci-datasets.s3.amazonaws.com/mnist/",
-    "https://storage.googleapis.com/cvdf-datasets/mnist/",
-)
-
 
 class MirrorError(Exception):
     """One mirror failed to deliver one verified file."""

@@ -23,8 +23,6 @@ from dataclasses import dataclass
 IMAGE_SIDE = 28
 N_INPUTS = IMAGE_SIDE * IMAGE_SIDE
 N_CLASSES = 10
-#: the widest layer (units or filters) a config may ask for
-MAX_WIDTH = 16384
 #: the article's network
 DEFAULT = {"type": "mlp"}
 
@@ -74,6 +72,9 @@ class Workload:
     with defaults) and the methods that differ."""
 
     type = ""
+    #: the family's name in a legend, and its marker in the figures (each type its own)
+    family: str = ""
+    marker: str = ""
     keys: dict = {}
     #: ``dropout`` is a list (one rate per layer) rather than one rate
     dropout_per_layer = False
@@ -140,6 +141,7 @@ class Mlp(Workload):
     Input 784 -> Dropout -> Dense ReLU ... -> Dropout -> Dense 10."""
 
     type = "mlp"
+    family, marker = "MLP", "o"
     keys = {"hidden": [800, 800], "dropout": None}
     dropout_per_layer = True
 
@@ -190,6 +192,7 @@ class Cnn(Workload):
     of ``filters``, flatten, dense ReLU, dropout, dense 10."""
 
     type = "cnn"
+    family, marker = "CNN", "s"
     keys = {"filters": [32, 64], "kernel": 5, "pool": 2, "dense": 1024, "dropout": 0.5}
     input_shape = (IMAGE_SIDE, IMAGE_SIDE, 1)
 

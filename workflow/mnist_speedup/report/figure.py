@@ -31,6 +31,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: 
 from mnist_speedup import atomic  # noqa: E402
 from mnist_speedup.analysis import checks, stats
 from mnist_speedup.config import schema
+from mnist_speedup.measure import model
 from mnist_speedup.words import percent
 
 RC = {
@@ -50,7 +51,6 @@ RC = {
 
 BATCH_STYLES = ("-", "--", ":", "-.")
 #: scaling figure: a marker per network type (workload words start with it)
-WORKLOAD_MARKERS = {"MLP": "o", "CNN": "s"}
 DODGE = 0.06  # relative x offset between devices at one batch size (log axis)
 
 
@@ -278,7 +278,9 @@ def _scaling_speedup(ax, speedup: pd.DataFrame, devices, colours, styles, baseli
             ax.plot(x, y, color=c, ls=styles[bs], lw=1.2)
             _points(ax, rows, y, c, bounded)
             low, high = rows.speedup_ci_low.to_numpy(), np.minimum(rows.speedup_ci_high.to_numpy(), top)
-            ax.fill_between(x, low, high, where=bounded, color=c, alpha=0.2, lw=0)
+            ax.fill_between(x, low, high, where=bounded, color=c, alpha=0.2, lw=0)  # a band between neighbours
+            # and a bar at every bounded point: a lone one between unbounded neighbours has no band
+            ax.vlines(x[bounded], low[bounded], high[bounded], color=c, alpha=0.6, lw=1.0)
     ax.axhline(1, color="0.35", ls="-.", lw=0.8, zorder=0)
     _flops_axis(ax, speedup)
     ax.set(ylabel=f"Speedup over {plain(baseline)} (×)")
@@ -286,10 +288,10 @@ def _scaling_speedup(ax, speedup: pd.DataFrame, devices, colours, styles, baseli
 
 
 def _points(ax, rows: pd.DataFrame, y, colour, bounded=None) -> None:
-    """One marker per workload, shaped by its network type; hollow where there is no interval."""
+    """One marker per workload, shaped by its network type (model.TYPES); hollow where there is no interval."""
     bounded = np.ones(len(rows), bool) if bounded is None else bounded
-    for kind, marker in WORKLOAD_MARKERS.items():
-        mine = (rows.workload_words.str.startswith(kind)).to_numpy()
+    for kind in rows.workload_type.unique():
+        mine, marker = (rows.workload_type == kind).to_numpy(), model.TYPES[kind].marker
         x = rows.flops_per_step.to_numpy()
         ax.plot(x[mine & bounded], y[mine & bounded], marker, ms=3.8, color=colour, ls="none")
         ax.plot(x[mine & ~bounded], y[mine & ~bounded], marker, ms=3.8, mfc="white", color=colour, ls="none")
@@ -328,9 +330,12 @@ def _flops_tick(v: float) -> str:
     return f"{v:g}"
 
 
-def draw_scaling(speedup: pd.DataFrame, baseline: str, options: dict | None = None, labels: dict | None = None):
-    """Speedup (with its 95% band) and achieved FLOP/s (with each device's
-    calibrated bound, dotted) against the FLOPs of one training step."""
+def draw_scaling(speedup: pd.DataFrame, baseline: str, types: dict, options: dict | None = None,
+                 labels: dict | None = None):  # fmt: skip
+    """Speedup (with its interval's band) and achieved FLOP/s (with each
+    device's calibrated bound, dotted) against the FLOPs of one training
+    step; ``types`` gives each workload's network type (its marker)."""
+    speedup = speedup.assign(workload_type=speedup.workload.map(types))
     opts = {**schema.defaults("figure"), **(options or {})}
     devices, colours, names = _setup(speedup, baseline, opts, labels)
     batch_sizes = sorted(speedup.batch_size.unique())
@@ -343,8 +348,8 @@ def draw_scaling(speedup: pd.DataFrame, baseline: str, options: dict | None = No
             _letter(ax, letter)
         handles = [Line2D([], [], color=colours[d], marker="o", ms=3.5, lw=1.2, label=names[d]) for d in devices]
         handles += [Line2D([], [], color="0.4", ls=styles[b], lw=1.1, label=f"batch {b}") for b in batch_sizes]
-        kinds = [k for k in WORKLOAD_MARKERS if speedup.workload_words.str.startswith(k).any()]
-        handles += [Line2D([], [], color="0.4", marker=WORKLOAD_MARKERS[k], ls="none", ms=3.8, label=k) for k in kinds]
+        kinds = [model.TYPES[k] for k in sorted(speedup.workload_type.unique())]
+        handles += [Line2D([], [], color="0.4", marker=k.marker, ls="none", ms=3.8, label=k.family) for k in kinds]
         handles += [Patch(color="0.4", alpha=0.25, label=f"(a) {_interval_name(speedup)}"),
                     Line2D([], [], color="0.4", marker="o", mfc="white", ls="none", ms=3.5, label="(a) no interval"),
                     Line2D([], [], color="0.35", ls="-.", lw=0.8, label="(a) 1× = no speedup"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mnist_speedup.report import outputs
 from mnist_speedup.report.format import esc
 from mnist_speedup.words import percent
 
@@ -17,7 +18,8 @@ def caption_text(name: str) -> str:
     return " ".join((CAPTIONS / f"{name}.rst").read_text(encoding="utf-8").split())
 
 
-def speedup_caption(report) -> str:
+def speedup_details(report) -> str:
+    """The speedup figure's caption, after its words: what this run drew."""
     t, baseline = report.tables, report.baseline
     n = t.summary.groupby(["workload", "device", "batch_size"]).size()
     runs = f"{n.min()}" if n.min() == n.max() else f"{n.min()}-{n.max()}"
@@ -25,21 +27,23 @@ def speedup_caption(report) -> str:
     devices = t.summary.device.nunique()
     shown = f" Workload: {esc(report.workloads[report.main_workload])}." if len(report.workloads) > 1 else ""
     return (
-        f"**Figure 1.** {caption_text('figure')}{shown} Here: {devices} device{'s' if devices != 1 else ''}, {runs} runs each, "
+        f"{shown} Here: {devices} device{'s' if devices != 1 else ''}, {runs} runs each, "
         f"speedup over {esc(baseline)} ({esc('; '.join(methods) or 'no interval')}); target "
         f"{percent(report.target)}."
     )
 
 
+#: what a figure's caption adds about this run, after the caption file's words
+DETAILS = {"speedup": speedup_details}
+
+
 def render(report) -> list[str]:
-    figures = report.figures
+    """Each figure the report has, numbered by its place in the registry."""
     parts = ["## Figures", ""]
-    parts += [f"![speedup figure]({f})" for f in figures["speedup"] if f.endswith(".png")]
-    parts += ["", speedup_caption(report), ""]
-    parts += [f"![timeline]({f})" for f in figures["timeline"] if f.endswith(".png")]
-    parts += ["", f"**Figure 2.** {caption_text('timeline')}", ""]
-    if figures.get("scaling"):
-        parts += [f"![scaling]({f})" for f in figures["scaling"] if f.endswith(".png")]
-        parts += ["", f"**Figure 3.** {caption_text('scaling')}", ""]
-    parts += ["Files: " + ", ".join(f"`{f}`" for fs in figures.values() for f in fs), ""]
+    shown = [f for f in outputs.FIGURES if report.figures.get(f.name)]
+    for number, entry in enumerate(shown, 1):
+        parts += [f"![{entry.alt}]({f})" for f in report.figures[entry.name] if f.endswith(".png")]
+        details = DETAILS[entry.name](report) if entry.name in DETAILS else ""
+        parts += ["", f"**Figure {number}.** {caption_text(entry.caption)}{details}", ""]
+    parts += ["Files: " + ", ".join(f"`{f}`" for fs in report.figures.values() for f in fs), ""]
     return parts
