@@ -29,7 +29,7 @@ def _file(module: str) -> Path | None:
 def _package_of(path: Path) -> str:
     rel = path.relative_to(ROOT).with_suffix("")
     parts = [PACKAGE, *rel.parts]
-    return ".".join(parts[:-1] if path.name != "__init__.py" else parts[:-1])
+    return ".".join(parts[:-1])  # a module's package; for __init__.py, the package itself
 
 
 def _imported(path: Path, package: str) -> set[str]:
