@@ -20,6 +20,7 @@ import yaml
 from mnist_speedup.data.urls import mirror_kind
 from mnist_speedup.measure import devices as dev
 from mnist_speedup.measure import model
+from mnist_speedup.records import folders
 from mnist_speedup.records.bundle import is_bundle
 
 #: images in the canonical MNIST training file
@@ -285,9 +286,9 @@ def _check_extra_runs(config: dict) -> None:
         if not path.is_dir() or not os.access(path, os.R_OK | os.X_OK):
             _fail("extra_runs", f"{folder!r} is not a readable directory",
                   "point it at a folder that holds a runs/ tree, or at a results bundle (.tar.gz)")  # fmt: skip
-        if not (path / "runs").is_dir():
-            _fail("extra_runs", f"{folder!r} holds no runs/ folder",
-                  "copy another machine's results/ folder (with its runs/) there")  # fmt: skip
+        found = folders.problem(path, f"results/{config['experiment']}")
+        if found:
+            _fail("extra_runs", *found)
 
 
 def check(config: dict, gpus: list[dict] | None = None) -> dict:
