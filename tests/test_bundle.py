@@ -102,6 +102,19 @@ def _other_schema(entries):
     return [(entries[0][0], json.dumps(meta).encode())] + entries[1:]
 
 
+def _version_one(entries):
+    """A bundle as the version before workloads made it: schema 1, runs/<device>/... (issue 31 (11))."""
+    meta = json.loads(entries[0][1])
+    meta["bundle_schema_version"] = 1
+    old = [(tarfile.TarInfo(i.name.replace("runs/mlp/", "runs/").replace("calibration/mlp/", "calibration/")), d)
+           for i, d in entries[1:]]  # fmt: skip
+    return [(entries[0][0], json.dumps(meta).encode())] + old
+
+
+def _stranger(entries):
+    return entries + [(tarfile.TarInfo("notes/readme.json"), b"{}")]
+
+
 def _no_file_list(entries):
     meta = json.loads(entries[0][1])
     del meta["files"]
@@ -119,6 +132,10 @@ def _no_file_list(entries):
         (_symlink, "is a link or special file"),
         (_oversized, "over the 8388608-byte limit"),
         (_other_schema, "bundle_schema_version 99 is not the version this workflow reads (2)"),
+        # planted once: the members' names checked before the manifest's version gave "member
+        # 'calibration/cpu.json' is not a run record or calibration" for a version-1 bundle
+        (_version_one, "bundle_schema_version 1 is not the version this workflow reads (2): it was made before"),
+        (_stranger, "member 'notes/readme.json' is not a run record or calibration of this workflow"),
         (lambda e: e[1:], "it has no manifest.json"),
         (lambda e: e + [e[1]], "appears twice"),
         (_no_file_list, "manifest.json has no list of files"),

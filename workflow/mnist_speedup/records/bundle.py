@@ -105,8 +105,6 @@ def _check_member(bundle, info: tarfile.TarInfo, total: int) -> None:
         raise _refuse(bundle, f"member {name!r} points outside the bundle (an absolute path or `..`)")
     if not info.isfile():
         raise _refuse(bundle, f"member {name!r} is a link or special file, not a plain file")
-    if name != MANIFEST and not _MEMBER.match(name):
-        raise _refuse(bundle, f"member {name!r} is not a run record or calibration of this workflow")
     if info.size > MAX_MEMBER_BYTES:
         raise _refuse(bundle, f"member {name!r} is {info.size} bytes, over the {MAX_MEMBER_BYTES}-byte limit")
     if total + info.size > MAX_TOTAL_BYTES:
@@ -184,21 +182,29 @@ def _check_host(bundle, name: str, data: bytes, host) -> None:
         raise _refuse(bundle, f"file {name!r} was made on {made_on!r}, but the manifest says {host!r}")
 
 
-def check(bundle) -> dict:
-    """Verify ``bundle`` without unpacking it; returns its manifest."""
+def _verified(bundle) -> tuple[dict[str, bytes], dict]:
+    """The members and manifest of ``bundle``, every check passed. The
+    manifest's version is checked before the members' names, so that a
+    bundle of an earlier version gets its own message."""
     members = _members(bundle)
     meta = _manifest(bundle, members)
+    for name in members:
+        if name != MANIFEST and not _MEMBER.match(name):
+            raise _refuse(bundle, f"member {name!r} is not a run record or calibration of this workflow")
     verify(bundle, members, meta)
-    return meta
+    return members, meta
+
+
+def check(bundle) -> dict:
+    """Verify ``bundle`` without unpacking it; returns its manifest."""
+    return _verified(bundle)[1]
 
 
 def unpack(bundle, dest) -> dict:
     """Verify ``bundle`` (again) and unpack it into the folder ``dest``
     (which it replaces). Returns the manifest."""
     dest = Path(dest)
-    members = _members(bundle)
-    meta = _manifest(bundle, members)
-    verify(bundle, members, meta)
+    members, meta = _verified(bundle)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent))
     try:
