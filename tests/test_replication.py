@@ -183,3 +183,15 @@ def test_compare_at_level_l_is_fieller_at_level_l(level):
     root = np.sqrt(qb**2 - qa * qc)
     assert (r.low, r.high) == pytest.approx(((qb - root) / qa, (qb + root) / qa), rel=1e-12)
     assert r.level == level and r.ci_name == f"{level * 100:g}% CI"
+
+
+def test_the_stop_reason_describes_the_seeds_actually_used_after_max_seeds_is_lowered():
+    """Issue 31 (8): a finished 4-seed run with max_seeds lowered to 2 said
+    "stopped at max_seeds 2" while the report's n was 4. Planted once: the
+    old `n >= max_seeds` branch alone failed this."""
+    widest = {"device": "cpu1", "batch_size": 100, "workload": "mlp", "half_width": 0.2}
+    lowered = replication.reason({"seeds": [1, 2, 3, 4], "widest": widest}, 0.05, 2)
+    assert lowered.startswith("4 seeds were already recorded, more than max_seeds 2") and "all 4 are used" in lowered
+    assert "stopped at max_seeds" not in lowered
+    at_limit = replication.reason({"seeds": [1, 2], "widest": widest}, 0.05, 2)
+    assert at_limit == "stopped at max_seeds 2: cpu1 at batch size 100 on workload mlp is still ±20%"

@@ -96,7 +96,10 @@ def reason(measured: dict, target: float, max_seeds: int) -> str:
     n, w = len(measured["seeds"]), measured["widest"]
     if _half(w) <= target:
         return f"every interval within ±{percent(target)} at {n} seeds (widest {_pct(w['half_width'])}: {_where(w)})"
-    if n >= max_seeds:
+    if n > max_seeds:  # max_seeds lowered after more seeds had run: every recorded seed is used
+        return (f"{n} seeds were already recorded, more than max_seeds {max_seeds} (lowered after they ran), and "
+                f"all {n} are used: {_where(w)} is still {_pct(w['half_width'])}")  # fmt: skip
+    if n == max_seeds:
         return f"stopped at max_seeds {max_seeds}: {_where(w)} is still {_pct(w['half_width'])}"
     return f"after {n} seeds the widest interval is {_pct(w['half_width'])} ({_where(w)}); adding seed {n + 1}"
 
