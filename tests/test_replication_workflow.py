@@ -77,3 +77,17 @@ def test_an_interrupted_run_resumes_where_it_stopped(replicated):
     finally:
         for p, data in saved.items():
             p.write_bytes(data)
+
+
+def test_a_record_deleted_by_hand_under_replication_is_redone(replicated):
+    """Issue 31 (2), with replication: a record of a later round deleted,
+    its round's measurement kept. Exactly that run, the round that measured
+    it, and what follows are planned (checked by dry run)."""
+    workdir, config, _, _ = replicated
+    record = workdir / "results/default/runs/mlp/cpu/bs100/seed3.json"
+    data = record.read_bytes()
+    record.unlink()
+    try:
+        assert plan(workdir, config) == {"train": 1, "replication_round": 1, **dict.fromkeys(AFTER_TRAINING, 1)}
+    finally:
+        record.write_bytes(data)

@@ -195,6 +195,27 @@ def test_second_run_does_nothing(finished):
     assert plan(workdir, config) == {}
 
 
+@contextlib.contextmanager
+def deleted(path):
+    """Delete a file by hand, as the report's warning tells a user to; then put it back."""
+    data, stat = path.read_bytes(), path.stat()
+    path.unlink()
+    try:
+        yield
+    finally:
+        path.write_bytes(data)
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+def test_a_record_deleted_by_hand_is_redone_with_everything_after_it(finished):
+    """Issue 31 (2): the trial saw "Nothing to be done" after deleting a
+    record. Not reproduced here (the record's run is planned), so this pins
+    it: exactly that run, then the check, the tables, the figure, the report."""
+    workdir, _, config, _ = finished
+    with deleted(workdir / "results/default/runs/mlp/cpu1/bs100/seed2.json"):
+        assert plan(workdir, config) == {"train": 1, **dict.fromkeys(AFTER_TRAINING, 1)}
+
+
 def test_new_seed_schedules_only_its_runs(finished):
     workdir, _, config, _ = finished
     jobs = plan(workdir, {**config, "seeds": [1, 2, 3, 4]})
