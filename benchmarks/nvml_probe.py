@@ -10,6 +10,7 @@ v3 call exists), and what ``devices: auto`` detects. Prints one JSON object.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -49,14 +50,14 @@ def _nvml() -> dict:
 
 
 def main() -> None:
-    from mnist_speedup.measure import devices
+    from mnist_speedup.measure import devices, gpus
 
     smi = subprocess.run(["nvidia-smi", "--query-gpu=index,uuid,name,compute_cap", "--format=csv,noheader"],
                          capture_output=True, text=True, check=False)  # fmt: skip
     result = {
         "CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES"),
         "nvidia_smi": smi.stdout.strip().splitlines() or smi.stderr.strip(),
-        "detect_gpus": devices.detect_gpus(),
+        "listing": dataclasses.asdict(gpus.listing()),
         "auto_devices": devices.auto_devices(),
         "nvml": _nvml(),
         "own_pid": os.getpid(),

@@ -226,3 +226,26 @@ def test_list_overrides_work_on_the_real_command_line(tmp_path, mirror):
     bad = snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg), "--config", "seeds=[1,two]", check=False)
     out = bad.stdout + bad.stderr
     assert bad.returncode != 0 and "config key `seeds[1]`" in out and "Traceback" not in out
+
+
+def test_devices_auto_is_refused_with_a_cluster_executor():
+    """Issue 28 (4): detection runs where the Snakefile is parsed (a login
+    node). Planted once: without the check a Slurm run planned CPU-only."""
+    config = parsed(with_(devices="auto"))
+    with pytest.raises(config_check.ConfigError, match=r"config key `devices`: `auto` is detected where the "
+                                                       r"Snakefile is parsed.*Fix: name the devices"):  # fmt: skip
+        config_check.check_executor(config, local=False)
+    config_check.check_executor(config, local=True)
+    config_check.check_executor(parsed(with_()), local=False)  # named devices: fine on a cluster
+
+
+@pytest.mark.slow
+def test_a_slurm_run_with_devices_auto_stops_before_any_job(tmp_path):
+    """Through the real command line: the executor is known only after the
+    plan (an onstart hook), and nothing is run or written."""
+    pytest.importorskip("snakemake_executor_plugin_slurm")
+    workdir = copy_workflow(tmp_path / "wf")
+    proc = snakemake(workdir, "--executor", "slurm", "--jobs", "1", check=False, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "`auto` is detected where the Snakefile is parsed" in out
+    assert not (workdir / "results").exists() and "submitted" not in out

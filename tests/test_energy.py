@@ -90,9 +90,9 @@ TWO_CARDS = "0, GPU-aaaa-0000, NVIDIA H200\n1, GPU-bbbb-1111, NVIDIA H200\n"
 
 @pytest.fixture(autouse=True)
 def two_cards(monkeypatch):
-    from mnist_speedup.measure import devices
+    from mnist_speedup.measure import gpus
 
-    monkeypatch.setattr(devices, "nvidia_smi_list", lambda timeout=10.0: TWO_CARDS)
+    monkeypatch.setattr(gpus, "run_nvidia_smi", lambda fields, timeout=10.0: (TWO_CARDS, None))
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
 
 
@@ -225,10 +225,10 @@ def test_nvml_reads_the_card_cuda_trains_on_by_its_uuid(monkeypatch):
 
 
 def test_a_gpu_nvidia_smi_does_not_list_reads_no_card(monkeypatch):
-    from mnist_speedup.measure import devices
+    from mnist_speedup.measure import devices, gpus
 
     mod, _ = fake_pynvml(0)
     monkeypatch.setitem(sys.modules, "pynvml", mod)
-    monkeypatch.setattr(devices, "nvidia_smi_list", lambda timeout=10.0: None)
+    monkeypatch.setattr(gpus, "run_nvidia_smi", lambda fields, timeout=10.0: (None, "nvidia-smi failed"))
     meter, reason = devices.energy_meter({"type": "gpu", "index": 0})
     assert meter is None and "UUID is unknown" in reason and "CUDA_VISIBLE_DEVICES" in reason

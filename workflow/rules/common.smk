@@ -40,6 +40,17 @@ try:
 except config_check.ConfigError as exc:
     raise WorkflowError(f"Invalid configuration: {exc}") from None
 
+
+onstart:
+    # the executor is known only once the plan is made (Snakemake parses the
+    # Snakefile first); a cluster's jobs run with --no-hooks, so this runs
+    # on the submit host only, before any job
+    try:
+        config_check.check_executor(config, workflow.local_exec)
+    except config_check.ConfigError as exc:
+        raise WorkflowError(f"Invalid configuration: {exc}") from None
+
+
 for warning in config.get("_warnings", []):
     logger.warning(f"WARNING: {warning}")
 DEVICES = config["devices"]
@@ -345,5 +356,9 @@ def report_config():
         if not k.startswith("_") and k not in MACHINE_LOCAL
     }
     return configinput.canonical(
-        shown | {"devices_auto": bool(config.get("_auto_devices"))}
+        shown
+        | {
+            "devices_auto": bool(config.get("_auto_devices")),
+            "no_gpu_reason": config.get("_no_gpu_reason"),
+        }
     )

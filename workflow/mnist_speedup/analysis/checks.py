@@ -45,8 +45,9 @@ def at(r, table: pd.DataFrame) -> str:
 def no_accelerator(summary: pd.DataFrame, config: dict) -> list[str]:
     if not config.get("devices_auto") or any(devices.TYPES[t].accelerator for t in set(summary.device_type)):
         return []
-    return ["**No GPU was found** on this machine (`devices: auto`, nvidia-smi lists none), so this report "
-            "compares CPU thread counts only; the speedups below are not GPU speedups."]  # fmt: skip
+    why = config.get("no_gpu_reason") or "nvidia-smi lists none"
+    return [f"**No GPU was found** on this machine (`devices: auto`: {why}), so this report compares CPU thread "
+            "counts only; the speedups below are not GPU speedups."]  # fmt: skip
 
 
 def noisy(speedup: pd.DataFrame) -> list[str]:

@@ -20,6 +20,8 @@ import yaml
 from mnist_speedup.data.urls import mirror_kind
 from mnist_speedup.measure import devices as dev
 from mnist_speedup.measure import model
+from mnist_speedup.measure.gpus import Listing
+from mnist_speedup.measure.gpus import listing as gpu_listing
 from mnist_speedup.records import folders
 from mnist_speedup.records.bundle import is_bundle
 
@@ -213,8 +215,10 @@ def _check_mirrors(config: dict) -> None:
 
 def _resolve_devices(config: dict, gpus) -> None:
     if config["devices"] == "auto":
-        config["devices"] = dev.auto_devices(gpus=gpus)
+        found = gpu_listing() if gpus is None else Listing(gpus, None if gpus else "the caller passed no GPU")
+        config["devices"] = dev.auto_devices(gpus=found.gpus)
         config["_auto_devices"] = True
+        config["_no_gpu_reason"] = found.reason  # the report says why there is no GPU
     for label, spec in config["devices"].items():
         kind = dev.TYPES.get(spec.get("type"))
         if kind is None:
@@ -302,3 +306,15 @@ def check(config: dict, gpus: list[dict] | None = None) -> dict:
     _resolve_workloads(config)
     _check_extra_runs(config)
     return config
+
+
+def check_executor(config: dict, local: bool) -> None:
+    """``devices: auto`` only where the jobs run on this machine: with a
+    cluster executor the Snakefile is parsed on the submit (login) node,
+    which has other GPUs or none, and again on each compute node."""
+    if config.get("_auto_devices") and not local:
+        found = ", ".join(f"{label} ({dev.of(spec).describe()})" for label, spec in sorted(config["devices"].items()))
+        _fail("devices", "`auto` is detected where the Snakefile is parsed, which with a cluster executor (Slurm) "
+              f"is the submit node, not the node a job runs on (here it found {found})",
+              "name the devices the jobs should use, e.g. devices: {gpu: {type: gpu, index: 0}, cpu: {type: cpu, "
+              "threads: 16}}; inside a Slurm GPU job, index 0 is the first card Slurm gave the job")  # fmt: skip

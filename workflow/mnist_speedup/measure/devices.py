@@ -9,16 +9,15 @@ described in words, its cluster resources and its config checks. Nothing
 outside this module asks which type a device is; a new type (an Apple GPU,
 a TPU) is one class here.
 
-GPU detection asks ``nvidia-smi`` (fast, no CUDA context) so that a dry run
-of the workflow stays quick.
+GPU detection is gpus.py's (nvidia-smi: fast, no CUDA context).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
+
+from mnist_speedup.measure.gpus import detect_gpus, gpu_uuid
 
 LABEL_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}"
 _LABEL_RE = re.compile(LABEL_PATTERN + r"\Z")
@@ -30,64 +29,6 @@ def logical_cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
         return max(1, os.cpu_count() or 1)
-
-
-def nvidia_smi_list(timeout: float = 10.0) -> str | None:
-    """nvidia-smi's ``index, uuid, name`` lines (None: nvidia-smi missing or failing)."""
-    exe = shutil.which("nvidia-smi")
-    if exe is None:
-        return None
-    try:
-        return subprocess.run(
-            [exe, "--query-gpu=index,uuid,name", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=True,
-        ).stdout
-    except (subprocess.SubprocessError, OSError):
-        return None
-
-
-def detect_gpus() -> list[dict]:
-    """GPUs that ``nvidia-smi`` lists, as ``[{"index": i, "uuid": ..., "name": ...}]``
-    in CUDA's numbering. Returns [] when nvidia-smi is missing or fails (no
-    driver, no GPU)."""
-    out = nvidia_smi_list()
-    return [] if out is None else parse_nvidia_smi(out, os.environ.get("CUDA_VISIBLE_DEVICES"))
-
-
-def parse_nvidia_smi(output: str, cuda_visible: str | None = None) -> list[dict]:
-    """nvidia-smi's lines (``index, uuid, name``, or ``index, name``) as the
-    cards CUDA numbers: with ``CUDA_VISIBLE_DEVICES`` only the listed ones
-    (by index or by UUID), renumbered from 0 in that order, each keeping its
-    UUID. NVML ignores that variable and numbers every card itself, so the
-    UUID is what names the same card to both."""
-    gpus = []
-    for line in output.splitlines():
-        parts = [p.strip() for p in line.split(",")]
-        if len(parts) < 2 or not parts[0].isdigit():
-            continue
-        uuid = parts[1] if len(parts) >= 3 and parts[1].startswith(("GPU-", "MIG-")) else None
-        name = ", ".join(parts[2:] if uuid else parts[1:])
-        gpus.append({"index": int(parts[0]), "uuid": uuid, "name": name})
-    if cuda_visible is not None:
-        wanted = [v.strip() for v in cuda_visible.split(",") if v.strip()]
-        by_key = {str(g["index"]): g for g in gpus} | {g["uuid"]: g for g in gpus if g["uuid"]}
-        chosen = []
-        for v in wanted:  # CUDA stops at the first entry it cannot match
-            match = by_key.get(v) or next((g for g in gpus if g["uuid"] and g["uuid"].startswith(v)), None)
-            if match is None:
-                break
-            chosen.append(match)
-        gpus = chosen
-    return [{**g, "index": i} for i, g in enumerate(gpus)]
-
-
-def gpu_uuid(index: int) -> str | None:
-    """The UUID of the card CUDA numbers ``index`` here (None: nvidia-smi does not say)."""
-    gpus = detect_gpus()
-    return gpus[index]["uuid"] if index < len(gpus) else None
 
 
 def auto_devices(gpus: list[dict] | None = None, cores: int | None = None) -> dict[str, dict]:
@@ -274,6 +215,15 @@ class Gpu(Device):
         # index GPUs as nvidia-smi does, so that `index` means the same card
         return {"CUDA_DEVICE_ORDER": os.environ.get("CUDA_DEVICE_ORDER", "PCI_BUS_ID")}
 
+    @property
+    def threads(self) -> int:
+        """Two cores: one for the thread that dispatches the compiled calls
+        and reads the clock, one for the framework's own runtime threads
+        (TensorFlow's inter-op pool, XLA's and the CUDA driver's host
+        threads), so that neither waits for the other inside a timed epoch.
+        Compilation, outside the clock, would use more, but is not timed."""
+        return 2
+
     def gpu_index(self) -> int | None:
         return self.spec["index"]
 
@@ -310,6 +260,22 @@ class Gpu(Device):
     @classmethod
     def check(cls, label: str, spec: dict, config: dict, fail) -> None:
         spec.setdefault("index", 0)
+
+    @classmethod
+    def check_precision(cls, label: str, spec: dict, fail, capability=None) -> None:
+        """Refuse a precision the card does not have (tf32 below compute capability
+        8.0), where nvidia-smi says which card it is; on a machine without
+        the card (a cluster's login node) the record says so after the run."""
+        from mnist_speedup.measure import gpus, numerics
+
+        precision = numerics.of(spec.get("precision"))
+        if not precision.tensor_float_32:
+            return
+        cc = capability if capability is not None else gpus.compute_capability(spec["index"])
+        if cc is not None and tuple(cc) < precision.gpu_from:
+            fail(f"devices.{label}.precision", f"tf32 needs compute capability {precision.gpu_from[0]}."
+                 f"{precision.gpu_from[1]} or newer, and GPU {spec['index']} has {cc[0]}.{cc[1]}",
+                 "use float32 on this GPU (its float32 is already full float32)")  # fmt: skip
 
 
 #: every device type, by the name a config gives in `type`

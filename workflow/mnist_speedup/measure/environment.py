@@ -49,9 +49,9 @@ def cpu_model() -> str:
 def _nvidia_smi(query: str, index: int) -> str | None:
     """nvidia-smi's answer for the card CUDA numbers ``index`` (by its UUID where
     nvidia-smi lists one: its own -i numbering ignores CUDA_VISIBLE_DEVICES)."""
-    from mnist_speedup.measure import devices
+    from mnist_speedup.measure import gpus
 
-    card = devices.gpu_uuid(index) or str(index)
+    card = gpus.gpu_uuid(index) or str(index)
     exe = shutil.which("nvidia-smi")
     if exe is None:
         return None
@@ -155,7 +155,7 @@ def capture(framework) -> dict:
     env.update(framework.environment())
     index = framework.device.gpu_index()
     if index is not None:
-        from mnist_speedup.measure import devices
+        from mnist_speedup.measure import gpus
 
-        env["gpu_uuid"] = devices.gpu_uuid(index)  # the card NVML's meters read
+        env["gpu_uuid"] = gpus.gpu_uuid(index)  # the card NVML's meters read
     return env
