@@ -141,3 +141,16 @@ def test_the_report_says_why_devices_auto_found_no_gpu(tmp_path, monkeypatch):
                                         for s in (1, 2)])[0]  # fmt: skip
     shown = {"devices_auto": True, "no_gpu_reason": config["_no_gpu_reason"]}
     assert f"(`devices: auto`: {failing})" in checks.no_accelerator(summary, shown)[0]
+
+
+def test_a_gpu_newer_than_the_tensorflow_wheels_architectures_is_warned_of_ptx_jit():
+    """Issue 28 (7), against the build info's list (TensorFlow 2.21's CUDA
+    wheel: sm_60 ... sm_90, compute_90). Planted once: `have < newest`
+    (not <=) warned a 9.0 card, which has machine code, and failed."""
+    from mnist_speedup.measure.frameworks.tensorflow_backend import ptx_jit
+
+    built = ["sm_60", "sm_70", "sm_80", "sm_89", "sm_90", "compute_90"]
+    assert ptx_jit(built, (9, 0)) is None and ptx_jit(built, (8, 6)) is None
+    warning = ptx_jit(built, (10, 0))
+    assert warning.startswith("compute capability 10.0 is newer than the newest architecture") and "(9.0)" in warning
+    assert ptx_jit([], (10, 0)) is None  # no list: nothing to say

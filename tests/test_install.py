@@ -75,3 +75,30 @@ def test_pip_resolves_one_tensorflow(tmp_path, extra):
         assert {"jax", "jaxlib", "jax-cuda12-plugin", "optax"} <= names
         cuda = {n for n in names if n.startswith("nvidia-") and n != "nvidia-ml-py"}
         assert cuda and all(n.endswith("-cu12") for n in cuda), sorted(cuda)
+
+
+def _cuda_pins(extra) -> dict[str, str]:
+    reqs = [r for r in requirements((extra,)) if canonicalize_name(r.name).endswith("-cu12")]
+    return {canonicalize_name(r.name): str(r.specifier) for r in reqs}
+
+
+@pytest.mark.parametrize("extra", ["gpu", "jax-gpu"])
+def test_every_cuda_wheel_is_pinned_exactly(extra):
+    """Issue 28 (5): tensorflow[and-cuda] asks for ranges (cudnn >=9.3,<10),
+    so an unpinned install drifts. Planted once: cudnn as >=9.3 failed."""
+    pins = _cuda_pins(extra)
+    assert {"nvidia-cudnn-cu12", "nvidia-cublas-cu12", "nvidia-cuda-runtime-cu12"} <= set(pins)
+    assert all(spec.startswith("==") and "," not in spec for spec in pins.values()), pins
+    shared = set(_cuda_pins("gpu")) & set(pins)
+    assert all(_cuda_pins("gpu")[n] == pins[n] for n in shared)  # one set of CUDA wheels for both frameworks
+
+
+@pytest.mark.skipif(not os.environ.get("MNIST_SPEEDUP_PIP_RESOLVE"), reason="opt-in: needs the package index")
+def test_pip_resolves_the_cuda_wheels_to_exactly_the_pins(tmp_path):
+    report = tmp_path / "report.json"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet", "--report",
+                    str(report), "-e", ".[gpu,jax-gpu]"], cwd=ROOT, check=True, timeout=1200)  # fmt: skip
+    resolved = {canonicalize_name(i["metadata"]["name"]): i["metadata"]["version"]
+                for i in json.loads(report.read_text())["install"]}  # fmt: skip
+    pins = _cuda_pins("gpu") | _cuda_pins("jax-gpu")
+    assert {n: f"=={v}" for n, v in resolved.items() if n.endswith("-cu12")} == pins

@@ -12,6 +12,7 @@ import math
 import pandas as pd
 
 from mnist_speedup.measure import devices, run
+from mnist_speedup.records.summary import GPU_SOFTWARE
 
 #: coefficient of variation above which a machine is called noisy
 CV_WARN = 0.05
@@ -101,6 +102,11 @@ def software_differences(df: pd.DataFrame, baseline: str) -> list[str]:
                     f"{baseline} ran {name} {base[field]}, {device} {first[field]}: "
                     "part of the speedup may be the software"
                 )
+        for field in GPU_SOFTWARE:  # only between two GPU devices: a CPU has no CUDA stack
+            ours, theirs = (same_text(r.get(field)) for r in (first, base))
+            if "null" not in (ours, theirs) and ours != theirs:
+                out.append(f"{baseline} ran {field} {theirs}, {device} {ours}: part of the speedup may be the GPU "
+                           "software stack")  # fmt: skip
     return out
 
 

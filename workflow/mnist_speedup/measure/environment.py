@@ -143,7 +143,7 @@ def gpu_name(index: int | None) -> str | None:
 
 #: what every framework's environment names (null where it does not apply)
 FRAMEWORK_FIELDS = ("framework", "tensorflow", "tensorlayer", "keras", "jax", "jaxlib", "optax", "gpu_name", "gpu_uuid",
-                    "gpu_compute_capability", "gpu_driver", "cuda_version", "cudnn_version")  # fmt: skip
+                    "gpu_compute_capability", "gpu_driver", "cuda_version", "cudnn_version", "cublas_version")  # fmt: skip
 
 
 def capture(framework) -> dict:
@@ -155,7 +155,16 @@ def capture(framework) -> dict:
     env.update(framework.environment())
     index = framework.device.gpu_index()
     if index is not None:
-        from mnist_speedup.measure import gpus
+        from mnist_speedup.measure import cudalibs, gpus
 
         env["gpu_uuid"] = gpus.gpu_uuid(index)  # the card NVML's meters read
+        env.update(loaded_cuda(env, cudalibs.versions()))
     return env
+
+
+def loaded_cuda(env: dict, loaded: dict) -> dict:
+    """The CUDA library versions as the loaded libraries report them; where
+    one is not loaded, what the framework says of its build, marked so."""
+    return {
+        field: version or (f"{env[field]} (build)" if env.get(field) else None) for field, version in loaded.items()
+    }

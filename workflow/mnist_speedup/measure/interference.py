@@ -77,6 +77,13 @@ class CpuInterference:
                 "epoch_other_cores": self.epoch_cores}  # fmt: skip
 
 
+#: why the count of other GPU processes cannot tell this process by its PID
+CONTAINER_PIDS = (
+    "NVML lists the host's process IDs and this process's own ID is not among them (a container "
+    "with its own PID namespace): one listed process is taken to be this one"
+)
+
+
 class GpuInterference(CpuInterference):
     """The CPU meter, and the other processes on this GPU (NVML)."""
 
@@ -104,7 +111,12 @@ class GpuInterference(CpuInterference):
         except Exception as exc:  # noqa: BLE001 - NVMLLibraryMismatchError is no NVMLError: any failure is a reason
             self.nvml, self.gpu_reason = None, f"other GPU processes not measurable ({type(exc).__name__}: {exc})"
             return None
-        return sum(1 for p in procs if p.pid != os.getpid())
+        pids = [p.pid for p in procs]
+        if pids and os.getpid() not in pids:
+            # NVML lists the host's PIDs: in a container (its own PID namespace) this process is
+            # listed under another number. It is on the card while it trains, so one entry is it.
+            self.gpu_reason = CONTAINER_PIDS
+        return max(0, len(pids) - 1) if pids else 0
 
     def stop(self) -> None:
         super().stop()

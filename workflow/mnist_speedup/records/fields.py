@@ -118,11 +118,12 @@ FIELDS = (
       for k in ("before_run_s", "import_s", "data_load_s", "build_s", "data_to_device_s", "trace_s", "rate_probe_s")),
     _required("environment.hostname", "text"), _f("environment.logical_cores", "integer", 1, MAX_CORES),
     _f("environment.threads", "integer", 1, MAX_CORES), _f("environment.jax_cpu_cores", "integer", 1, MAX_CORES),
-    _f("environment.cpu_low_precision_flags", "texts"),
+    _f("environment.cpu_low_precision_flags", "texts"), _f("environment.tf_built_with_cuda", "flag"),
+    _f("environment.gpu_ptx_jit", "text"),
     *(_f(f"environment.{k}", "text")
       for k in ("machine_id", "os", "python", "python_implementation", "numpy", "cpu_model", "framework",
                 "tensorflow", "tensorlayer", "keras", "jax", "jaxlib", "optax", "gpu_name", "gpu_uuid",
-                "gpu_compute_capability", "gpu_driver", "cuda_version", "cudnn_version", "jax_backend", "jax_device",
+                "gpu_compute_capability", "gpu_driver", "cuda_version", "cudnn_version", "cublas_version", "jax_backend", "jax_device",
                 "jax_matmul_precision")),
     _f("training_code", "text"), _f("data_digest", "text"),
 )  # fmt: skip

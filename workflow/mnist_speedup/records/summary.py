@@ -12,6 +12,9 @@ from mnist_speedup.analysis import stats
 from mnist_speedup.measure.run import SOFTWARE
 from mnist_speedup.records import seal
 
+#: the GPU stack, as the loaded libraries report it: compared between devices that both have it
+GPU_SOFTWARE = ("gpu_driver", "cuda_version", "cudnn_version", "cublas_version")
+
 
 def _identity(record: dict) -> dict:
     from mnist_speedup.measure import devices, model
@@ -99,6 +102,7 @@ def _outcome(record: dict, path, origin: str) -> dict:
         "val_accuracy": q["val_accuracy"],
         "test_accuracy": q["test_accuracy"],
         **{k: env.get(k) for k in SOFTWARE if k != "training_code"},
+        **{k: env.get(k) for k in GPU_SOFTWARE},
         "training_code": record.get("training_code"),
         "data_digest": record.get("data_digest"),
         "started_at": record.get("started_at"),

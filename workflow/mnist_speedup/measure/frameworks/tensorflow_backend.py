@@ -11,6 +11,7 @@ per call, mixed precision by casting each layer (tf_numerics.py).
 from __future__ import annotations
 
 import os
+import re
 import warnings
 
 from mnist_speedup.measure import model, numerics
@@ -138,8 +139,28 @@ def _versions(tf, tl, gpu=None, gpu_index: int | None = None) -> dict:
             gpu_driver=environment.gpu_driver(gpu_index),
             cuda_version=build.get("cuda_version"),
             cudnn_version=build.get("cudnn_version"),
+            gpu_ptx_jit=ptx_jit(build.get("cuda_compute_capabilities") or [], cc),
         )
+        if env["gpu_ptx_jit"]:
+            warnings.warn(env["gpu_ptx_jit"], stacklevel=2)  # TF_CPP_MIN_LOG_LEVEL=2 hides TensorFlow's own
     return env
+
+
+def ptx_jit(built_for: list[str], cc) -> str | None:
+    """Why this GPU's first run compiles PTX for minutes: its compute
+    capability is newer than every architecture the wheel has machine code
+    for (``sm_XY``); the driver then JIT-compiles the wheel's PTX
+    (``compute_XY``), once per machine into its cache."""
+    if not cc:
+        return None
+    have = tuple(int(p) for p in cc)
+    sass = [(int(a[3:-1]), int(a[-1])) for a in built_for if re.fullmatch(r"sm_[0-9]{2,3}", a)]
+    if not sass or have <= max(sass):
+        return None
+    newest = max(sass)
+    return (f"compute capability {have[0]}.{have[1]} is newer than the newest architecture this TensorFlow wheel "
+            f"has machine code for ({newest[0]}.{newest[1]}): the first run JIT-compiles its PTX, which takes "
+            "minutes and lands outside the clock only if the warm-up covers it; later runs read the driver's cache")  # fmt: skip
 
 
 def _keras_version() -> str | None:
