@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mutation score of the modules that decide the number (issue 22); not run in CI.
+# Mutation score of the modules that decide a number or a decision (issues 22, 32); not run in CI.
 # Lays a copy of the project out as src/mnist_speedup (the layout mutmut names
 # modules by), generates the mutants with the settings in pyproject.toml, runs
 # a random sample of them one at a time and prints the score with its interval.
@@ -12,6 +12,9 @@ mkdir -p "$work/src"
 cp -r "$root/Snakefile" "$root/config" "$root/profiles" "$root/envs" "$root/tests" "$root/pyproject.toml" "$work/"
 cp -r "$root/workflow/mnist_speedup" "$work/src/"
 cp -r "$root/workflow/report" "$work/src/report"  # the figure captions, where the package looks for them
+mkdir -p "$work/workflow" "$work/benchmarks"
+cp -r "$root/workflow/scripts" "$root/workflow/report" "$work/workflow/"  # read by the digest and caption tests
+cp -r "$root/benchmarks/h200-2026-12-04" "$work/benchmarks/"  # the kept real records the field table is held against
 find "$work" -name __pycache__ -prune -exec rm -rf {} +
 cd "$work"
 export MNIST_SPEEDUP_PACKAGE_ROOT=src

@@ -304,3 +304,14 @@ def test_xla_compiles_before_the_first_timed_epoch():
     epochs = clock.timed_epochs(lambda *a: None)["epoch_s"]
     steady = float(np.median(epochs[1:]))
     assert epochs[0] <= 2 * steady + 0.1, epochs
+
+
+def test_when_both_sides_miss_equally_a_miss_counts_one_epoch_past_the_last(tmp_path):
+    """Issue 32: how a missed run is counted when both sides miss. One miss
+    each in 6 epochs: the miss counts as epoch 7, so (7 + 3 + 3) / 3 = 4.3 on
+    both sides, and equal misses are no FAIL. Planted once each: `missed >=
+    base_missed` failed the device; a miss counted as epoch 6 gave 4.0."""
+    records = _runs("cpu", [None, 3, 3]) + _runs("cpu1", [3, None, 3])
+    _, verdicts = _verdicts(tmp_path, records)
+    assert verdicts.loc["cpu1", "parity"] == "PASS"
+    assert verdicts.loc["cpu1", "parity_reason"].startswith("4.3 epochs to 95% against 4.3")
