@@ -37,6 +37,20 @@ def diff(name: str) -> str:
     return "\n".join(line for line in shown.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---"))
 
 
+def module_of(name: str) -> str:
+    """``mnist_speedup.analysis.stats.x_fieller__mutmut_3`` -> ``analysis.stats``."""
+    return ".".join(name.split("__mutmut_")[0].split(".")[1:-1])
+
+
+def score(killed: int, judged: int) -> str:
+    """Killed of judged, with its 95% Clopper-Pearson interval."""
+    if not judged:
+        return "none judged"
+    low = beta.ppf(0.025, killed, judged - killed + 1) if killed else 0.0
+    high = beta.ppf(0.975, killed + 1, judged - killed) if judged > killed else 1.0
+    return f"killed {killed} of {judged} judged: {killed / judged:.1%} (95% Clopper-Pearson {low:.1%}-{high:.1%})"
+
+
 def main() -> None:
     n, seed = int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 0
     every = mutants()
@@ -46,11 +60,11 @@ def main() -> None:
     killed = sum(s == "killed" for s in results.values())
     survived = [m for m, s in results.items() if s == "survived"]
     other = [m for m, s in results.items() if s not in ("killed", "survived")]
-    judged = killed + len(survived)
-    low = beta.ppf(0.025, killed, judged - killed + 1) if killed else 0.0
-    high = beta.ppf(0.975, killed + 1, judged - killed) if judged > killed else 1.0
     print(f"{len(every)} mutants in all; a random sample of {len(sample)} (seed {seed}), each run alone")
-    print(f"killed {killed} of {judged} judged: {killed / judged:.1%} (95% Clopper-Pearson {low:.1%}-{high:.1%})")
+    print(f"all modules: {score(killed, killed + len(survived))}")
+    for module in sorted({module_of(m) for m in sample}):
+        mine = [s for m, s in results.items() if module_of(m) == module]
+        print(f"  {module}: {score(mine.count('killed'), mine.count('killed') + mine.count('survived'))}")
     if other:
         print(f"not judged (timeout or error): {', '.join(other)}")
     for name in survived:

@@ -10,8 +10,8 @@ import pytest
 from scipy import stats as sps
 
 from conftest import crafted_tables, make_record, write_records
-from mnist_speedup import report
 from mnist_speedup.analysis import aggregate, checks, drift, stats
+from mnist_speedup.report import markdown
 
 
 def test_paired_fieller_against_hand_computation():
@@ -157,7 +157,7 @@ def _report_tables(tmp_path, per_call_s):
     for r in recs:
         r["loop"]["calls_per_epoch"] = 10
     summary, speedup, table, _ = crafted_tables(tmp_path, recs)
-    return report.Tables(summary, speedup, table, pd.DataFrame(), drift.table(summary))
+    return markdown.Tables(summary, speedup, table, pd.DataFrame(), drift.table(summary))
 
 
 def test_host_overhead_warning_above_ten_percent_only(tmp_path):

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from conftest import planned_jobs, snakemake, synthetic_workdir, write_config
+from mnist_speedup.records import fields
 
 pytestmark = pytest.mark.slow
 
@@ -34,6 +35,8 @@ def test_every_rule_ran_and_no_job_imported_tensorflow(without_tensorflow):
     assert (results / "report.md").is_file() and list(results.glob("bundle-*.tar.gz"))
     record = json.loads((results / "runs" / "mlp" / "cpu" / "bs100" / "seed1.json").read_text())
     assert record["environment"]["framework"] == "jax" and record["environment"]["tensorflow"] is None
+    for path in (results / "runs").rglob("seed*.json"):  # the field table is complete for what JAX runs assemble
+        assert fields.undeclared(json.loads(path.read_text())) == [], path
     assert "Models (JAX)" in (results / "report.md").read_text() or "Model (JAX)" in (results / "report.md").read_text()
     # the stand-in really blocks: a job that imported TensorFlow would have failed
     logs = "".join(p.read_text() for p in (workdir / "logs").rglob("*.log"))

@@ -7,18 +7,17 @@ import pandas as pd
 import pytest
 
 from conftest import ROOT, crafted_tables, make_record
-from mnist_speedup import report
 from mnist_speedup.analysis import drift
 from mnist_speedup.measure import model
-from mnist_speedup.report import figure, outputs
+from mnist_speedup.report import drawings, figure, markdown, outputs
 from mnist_speedup.report.sections import figures as figures_section
 
 
 def _report(tmp_path, figures):
     recs = [make_record(d, 100, s, threads=t) for d, t in (("cpu", 2), ("cpu1", 1)) for s in (1, 2)]
     summary, speedup, table, _ = crafted_tables(tmp_path, recs)
-    tables = report.Tables(summary, speedup, table, pd.DataFrame(), drift.table(summary))
-    return report.Report(tables, "cpu", {}, figures, {})
+    tables = markdown.Tables(summary, speedup, table, pd.DataFrame(), drift.table(summary))
+    return markdown.Report(tables, "cpu", {}, figures, {})
 
 
 def test_every_registered_output_has_its_caption_file():
@@ -49,6 +48,12 @@ def test_a_new_figure_is_one_entry_in_the_registry(tmp_path, monkeypatch):
     files = {f.name: [f"figures/{f.name}.png"] for f in outputs.FIGURES}
     text = "\n".join(figures_section.render(_report(tmp_path, files)))
     assert "![second timeline](figures/timeline2.png)" in text and "**Figure 4.**" in text
+
+
+def test_every_figure_entry_names_a_drawing_function():
+    """The registry names its drawing functions (so that it imports no
+    drawing code); a misspelt name would fail only in the figure job."""
+    assert all(callable(getattr(drawings, f.draw, None)) for f in outputs.FIGURES)
 
 
 def test_each_network_type_has_its_own_marker_and_family_name():

@@ -139,17 +139,17 @@ def test_text_from_other_machines_is_escaped_in_the_report(tmp_path):
     import pandas as pd
 
     from conftest import crafted_tables
-    from mnist_speedup import report
     from mnist_speedup.analysis import drift
+    from mnist_speedup.report import markdown
 
     evil = "<script>alert(1)</script>|x"
     recs = [make_record("cpu", 100, s) for s in (1, 2, 3)]
     recs += [make_record("cpu1", 100, s, environment={"hostname": "box", "machine_id": "m2", "cpu_model": evil,
                                                       "tensorflow": evil}) for s in (1, 2, 3)]  # fmt: skip
     summary, speedup, table, _ = crafted_tables(tmp_path, recs)
-    tables = report.Tables(summary, speedup, table, pd.DataFrame(), drift.table(summary))
-    text = report.render(
-        report.Report(tables, "cpu", {}, {"speedup": [], "timeline": []}, {"cpu1": {"cpu_model": evil}})
+    tables = markdown.Tables(summary, speedup, table, pd.DataFrame(), drift.table(summary))
+    text = markdown.render(
+        markdown.Report(tables, "cpu", {}, {"speedup": [], "timeline": []}, {"cpu1": {"cpu_model": evil}})
     )
     outside_code = "".join(part for i, part in enumerate(text.split("```")) if i % 2 == 0)
     assert "<script>" not in outside_code  # fenced code is shown verbatim, never run

@@ -195,3 +195,10 @@ def test_the_stop_reason_describes_the_seeds_actually_used_after_max_seeds_is_lo
     assert "stopped at max_seeds" not in lowered
     at_limit = replication.reason({"seeds": [1, 2], "widest": widest}, 0.05, 2)
     assert at_limit == "stopped at max_seeds 2: cpu1 at batch size 100 on workload mlp is still ±20%"
+
+
+def test_an_unbounded_widest_interval_is_said_in_words():
+    """Seen in a workflow test: "... is still no interval"."""
+    widest = {"device": "cpu1", "batch_size": 100, "workload": "mlp", "half_width": None}
+    said = replication.reason({"seeds": [1, 2], "widest": widest}, 0.05, 2)
+    assert said == "stopped at max_seeds 2: cpu1 at batch size 100 on workload mlp still has no bounded interval"

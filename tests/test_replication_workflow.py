@@ -1,6 +1,7 @@
 """Issue 21: replication through the real `snakemake` and its checkpoint."""
 
 import json
+import re
 
 import pytest
 
@@ -46,7 +47,9 @@ def test_it_goes_on_to_max_seeds_and_says_why_it_stopped(replicated):
     rounds = [json.loads((results / f"replication/round{r}.json").read_text()) for r in (0, 1)]
     assert [r["seeds"] for r in rounds] == [[1, 2], [1, 2, 3]]
     report = (results / "report.md").read_text()
-    assert "Replication: stopped at max_seeds 3: cpu1 at batch size 100 on workload mlp is still ±" in report
+    # tiny synthetic runs on a shared machine: the interval may be unbounded at 3 seeds (seen once)
+    assert re.search(r"Replication: stopped at max_seeds 3: cpu1 at batch size 100 on workload mlp "
+                     r"(is still ±|still has no bounded interval)", report)  # fmt: skip
     assert "seeds [1, 2, 3]" in report
     summary = pd.read_csv(results / "summary.csv")
     assert sorted(summary.seed.unique()) == [1, 2, 3] and len(summary) == 2 * 3  # round 1's seed 3 is in the tables

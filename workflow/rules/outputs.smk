@@ -48,9 +48,16 @@ def table_outputs():
     return out
 
 
-def final_outputs():
+def final_outputs(wildcards=None):
+    """What `snakemake` makes by default (an input function: under replication
+    the runs are those decided so far). The run records, the calibrations and
+    the npz are listed although later jobs already read them: Snakemake (since
+    7.7) does not make again a deleted file whose readers are up to date, only
+    a missing input of the target itself."""
     return [
-        NPZ,  # so that a deleted npz is made again although training needs only its digest
+        *run_files(),
+        *calibration_files(),
+        NPZ,
         *(f"{RESULTS}/{t.name}.csv" for t in outputs.TABLES if t.caption),
         f"{RESULTS}/report.md",
         *(path for f in FIGURES for path in figure_files(f.name)),

@@ -7,7 +7,7 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
 import pandas as pd
 
 from mnist_speedup.analysis import aggregate, tta
-from mnist_speedup.report import figure, outputs
+from mnist_speedup.report import drawings, figure, outputs
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
@@ -16,7 +16,7 @@ with logged(snakemake) as log:
     curves = tta.mean_curves(pd.read_csv(snakemake.input.curves))
     baseline = aggregate.baseline_device(summary, snakemake.params.baseline)
     labels = aggregate.device_labels(summary)
-    drawing = outputs.Drawing(
+    drawing = drawings.Drawing(
         summary=summary,
         speedup=speedup,
         curves=curves,
@@ -28,5 +28,7 @@ with logged(snakemake) as log:
     )
     for entry in (f for f in outputs.FIGURES if hasattr(snakemake.output, f.name)):  # this config's figures
         stem = Path(getattr(snakemake.output, entry.name)[0]).with_suffix("")
-        for path in figure.save(entry.draw(drawing), stem, drawing.options["formats"], drawing.options["dpi"]):
+        for path in figure.save(
+            drawings.draw(entry, drawing), stem, drawing.options["formats"], drawing.options["dpi"]
+        ):
             log(f"wrote {path}")

@@ -8,13 +8,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
 import pandas as pd
 
-from mnist_speedup import atomic, report
+from mnist_speedup import atomic
 from mnist_speedup.analysis import aggregate, replication
+from mnist_speedup.report import markdown
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
     inp, out = snakemake.input, Path(snakemake.output.markdown)
-    tables = report.Tables(
+    tables = markdown.Tables(
         summary=pd.read_csv(inp.summary),
         speedup=pd.read_csv(inp.speedup),
         tta=pd.read_csv(inp.time_to_accuracy),
@@ -35,7 +36,7 @@ with logged(snakemake) as log:
     if rep and inp.replication:
         measured = json.loads(Path(inp.replication[0]).read_text(encoding="utf-8"))
         stop = replication.reason(measured, rep["ci_half_width"], rep["max_seeds"])
-    made = report.Report(
+    made = markdown.Report(
         tables,
         baseline,
         snakemake.params.config,
@@ -44,6 +45,6 @@ with logged(snakemake) as log:
         snakemake.params.main_workload,
         stop,
     )
-    atomic.write_text(out, report.render(made))
-    atomic.write_text(snakemake.output.findings, report.findings_html(made))
+    atomic.write_text(out, markdown.render(made))
+    atomic.write_text(snakemake.output.findings, markdown.findings_html(made))
     log(f"wrote {out} and {snakemake.output.findings}")

@@ -91,6 +91,11 @@ def _pct(x: float | None) -> str:
     return "no interval" if x is None or not math.isfinite(x) else f"±{x:.1%}".replace(".0%", "%")
 
 
+def _still(w: dict) -> str:
+    x = w["half_width"]
+    return "still has no bounded interval" if x is None or not math.isfinite(x) else f"is still {_pct(x)}"
+
+
 def reason(measured: dict, target: float, max_seeds: int) -> str:
     """Why replication stopped (or goes on), in words."""
     n, w = len(measured["seeds"]), measured["widest"]
@@ -98,9 +103,9 @@ def reason(measured: dict, target: float, max_seeds: int) -> str:
         return f"every interval within ±{percent(target)} at {n} seeds (widest {_pct(w['half_width'])}: {_where(w)})"
     if n > max_seeds:  # max_seeds lowered after more seeds had run: every recorded seed is used
         return (f"{n} seeds were already recorded, more than max_seeds {max_seeds} (lowered after they ran), and "
-                f"all {n} are used: {_where(w)} is still {_pct(w['half_width'])}")  # fmt: skip
+                f"all {n} are used: {_where(w)} {_still(w)}")  # fmt: skip
     if n == max_seeds:
-        return f"stopped at max_seeds {max_seeds}: {_where(w)} is still {_pct(w['half_width'])}"
+        return f"stopped at max_seeds {max_seeds}: {_where(w)} {_still(w)}"
     return f"after {n} seeds the widest interval is {_pct(w['half_width'])} ({_where(w)}); adding seed {n + 1}"
 
 

@@ -119,12 +119,13 @@ FIELDS = (
     _required("environment.hostname", "text"), _f("environment.logical_cores", "integer", 1, MAX_CORES),
     _f("environment.threads", "integer", 1, MAX_CORES), _f("environment.jax_cpu_cores", "integer", 1, MAX_CORES),
     _f("environment.cpu_low_precision_flags", "texts"), _f("environment.tf_built_with_cuda", "flag"),
-    _f("environment.gpu_ptx_jit", "text"),
+    _f("environment.gpu_ptx_jit", "text"), _f("environment.tf32", "flag"),
+    *(_f(f"environment.tf_{k}_op_threads", "integer", 0, MAX_CORES) for k in ("intra", "inter")),  # 0: TF's default
     *(_f(f"environment.{k}", "text")
       for k in ("machine_id", "os", "python", "python_implementation", "numpy", "cpu_model", "framework",
                 "tensorflow", "tensorlayer", "keras", "jax", "jaxlib", "optax", "gpu_name", "gpu_uuid",
                 "gpu_compute_capability", "gpu_driver", "cuda_version", "cudnn_version", "cublas_version", "jax_backend", "jax_device",
-                "jax_matmul_precision")),
+                "jax_matmul_precision", "jax_compilation_cache", "tf_device")),
     _f("training_code", "text"), _f("data_digest", "text"),
 )  # fmt: skip
 #: leaves checked elsewhere (the workload spec by its network class, the seal by its digest), and the

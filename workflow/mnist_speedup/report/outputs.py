@@ -3,54 +3,18 @@
 An entry gives its name (the rule's output name and the file's stem), its
 caption file (``workflow/report/<caption>.rst``, Snakemake's HTML report and
 the Markdown report read the same words), its report category, and for a
-figure the function that draws it. The rules (rules/outputs.smk), the rule
-scripts (scripts/figure.py, scripts/aggregate.py) and the report's figures
-section read it; figures are numbered by their place here. A new figure is
-one entry and its caption file.
+figure the name of the function of :mod:`.drawings` that draws it (a name,
+so that this registry imports no drawing code: the aggregation script reads
+it, and its rerun digest follows what it imports). The rules
+(rules/outputs.smk), the rule scripts (scripts/figure.py,
+scripts/aggregate.py) and the report's figures section read it; figures are
+numbered by their place here. A new figure is one entry, its drawing
+function and its caption file.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from dataclasses import dataclass
-
-import pandas as pd
-
-
-@dataclass(frozen=True)
-class Drawing:
-    """What every figure is drawn from (the aggregated tables and the settings)."""
-
-    summary: pd.DataFrame
-    speedup: pd.DataFrame
-    curves: pd.DataFrame
-    baseline: str
-    options: dict
-    target: float
-    labels: dict
-    main_workload: str
-
-
-def _speedup(d: Drawing):
-    from mnist_speedup.report import figure
-
-    main = d.main_workload  # the speedup figure shows one workload (the first listed)
-    return figure.draw(d.summary[d.summary.workload == main], d.speedup[d.speedup.workload == main], d.baseline,
-                       d.options, d.curves[d.curves.workload == main], d.target, d.labels)  # fmt: skip
-
-
-def _timeline(d: Drawing):
-    from mnist_speedup.report import figure
-
-    return figure.draw_timeline(d.summary, d.baseline, d.options, d.labels)
-
-
-def _scaling(d: Drawing):
-    from mnist_speedup.report import figure
-
-    types = {w: json.loads(spec)["type"] for w, spec in zip(d.summary.workload, d.summary.workload_spec)}
-    return figure.draw_scaling(d.speedup, d.baseline, types, d.options, d.labels)
 
 
 @dataclass(frozen=True)
@@ -58,7 +22,8 @@ class Figure:
     name: str
     caption: str
     alt: str
-    draw: Callable[[Drawing], object]
+    #: the function of report/drawings.py that draws it from a Drawing
+    draw: str
     #: drawn only where the config lists at least this many workloads
     min_workloads: int = 1
     category: str = "Figure"
@@ -75,9 +40,9 @@ class Table:
 
 
 FIGURES = (
-    Figure("speedup", "figure", "speedup figure", _speedup),
-    Figure("timeline", "timeline", "timeline", _timeline),
-    Figure("scaling", "scaling", "scaling", _scaling, min_workloads=2),
+    Figure("speedup", "figure", "speedup figure", "speedup"),
+    Figure("timeline", "timeline", "timeline", "timeline"),
+    Figure("scaling", "scaling", "scaling", "scaling", min_workloads=2),
 )
 TABLES = (
     Table("summary", "summary", "one row per run"),

@@ -1,1 +1,1 @@
-"""The report's sections, one module each; the order is ``report.SECTIONS``."""
+"""The report's sections, one module each; the order is ``markdown.SECTIONS``."""
