@@ -40,6 +40,10 @@ def scaling(d: Drawing):
     return figure.draw_scaling(d.speedup, d.baseline, types, d.options, d.labels)
 
 
+#: the drawing functions by the name a registry entry gives
+BY_NAME = {f.__name__: f for f in (speedup, timeline, scaling)}
+
+
 def draw(entry, d: Drawing):
     """The figure of registry entry ``entry``."""
-    return globals()[entry.draw](d)
+    return BY_NAME[entry.draw](d)
