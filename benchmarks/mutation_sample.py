@@ -55,8 +55,11 @@ def main() -> None:
     n, seed = int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 0
     every = mutants()
     sample = sorted(random.Random(seed).sample(every, min(n, len(every))))
+    results = {}
     with ThreadPoolExecutor(max_workers=2) as pool:
-        results = dict(pool.map(run_alone, sample))
+        for name, status in pool.map(run_alone, sample):  # each as it ends: a run cut short keeps what it judged
+            results[name] = status
+            print(f"{len(results)}/{len(sample)} {status} {name}", flush=True)
     killed = sum(s == "killed" for s in results.values())
     survived = [m for m, s in results.items() if s == "survived"]
     other = [m for m, s in results.items() if s not in ("killed", "survived")]
