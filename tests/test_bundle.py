@@ -96,6 +96,11 @@ def _oversized(entries):
     return entries + [(info, b" " * (bundle.MAX_MEMBER_BYTES + 1))]
 
 
+def _backslash(entries):
+    """A Windows-style path: `..\\` is not caught by splitting on `/`."""
+    return entries + [(tarfile.TarInfo("runs\\..\\..\\evil.json"), b"{}")]
+
+
 def _other_schema(entries):
     meta = json.loads(entries[0][1])
     meta["bundle_schema_version"] = 99
@@ -129,6 +134,7 @@ def _no_file_list(entries):
         (_extra, "'runs/mlp/cpu/bs100/seed7.json' is not listed in its manifest"),
         (_traversal, "points outside the bundle"),
         (_absolute, "points outside the bundle"),
+        (_backslash, "points outside the bundle"),  # a survivor of the 2026-12-05 mutation run
         (_symlink, "is a link or special file"),
         (_oversized, "over the 8388608-byte limit"),
         (_other_schema, "bundle_schema_version 99 is not the version this workflow reads (2)"),
@@ -216,3 +222,22 @@ def test_a_plain_tar_is_not_taken_for_a_bundle(made, tmp_path):
             dst.addfile(info, io.BytesIO(data))
     with pytest.raises(bundle.BundleError, match="not a readable .tar.gz"):
         bundle.unpack(plain, tmp_path / "unpacked")
+
+
+def test_the_total_size_limit_adds_every_member(made, tmp_path, monkeypatch):
+    """A survivor of the 2026-12-05 mutation run: `total -= size` never
+    reached the limit. Planted once: that mutant fails here."""
+    path, _ = made
+    sizes = [info.size for info, _ in members(path)]
+    monkeypatch.setattr(bundle, "MAX_TOTAL_BYTES", sum(sizes))
+    bundle.unpack(path, tmp_path / "exactly")  # exactly the limit: accepted
+    monkeypatch.setattr(bundle, "MAX_TOTAL_BYTES", sum(sizes) - 1)
+    with pytest.raises(bundle.BundleError, match=f"more than {sum(sizes) - 1} bytes"):
+        bundle.unpack(path, tmp_path / "one-over")
+
+
+def test_the_manifest_names_the_experiment(made, tmp_path):
+    """A survivor: the manifest's `experiment` key renamed passed every unit test."""
+    path, _ = made
+    assert bundle.unpack(path, tmp_path / "u")["experiment"] == json.loads(members(path)[0][1])["experiment"]
+    assert json.loads(members(path)[0][1])["experiment"]

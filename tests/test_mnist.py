@@ -184,3 +184,10 @@ def test_every_image_keeps_its_own_label_in_each_split(tmp_path, synthetic_conte
             (npz["x_test"], npz["y_test"], test_images, test_labels),
         ]:
             assert np.array_equal(x, want_x) and np.array_equal(y, want_y)
+
+
+def test_a_truncated_idx_header_is_named_with_its_file():
+    """A survivor of the 2026-12-05 mutation run: the message of a header cut
+    short was never read by a test (`IDXError(None)` passed)."""
+    with pytest.raises(mnist.IDXError, match=r"^train-images: truncated IDX header$"):
+        mnist.parse_idx(b"\x00\x00\x08\x03" + b"\x00" * 5, 3, "train-images")

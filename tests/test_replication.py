@@ -202,3 +202,14 @@ def test_an_unbounded_widest_interval_is_said_in_words():
     widest = {"device": "cpu1", "batch_size": 100, "workload": "mlp", "half_width": None}
     said = replication.reason({"seeds": [1, 2], "widest": widest}, 0.05, 2)
     assert said == "stopped at max_seeds 2: cpu1 at batch size 100 on workload mlp still has no bounded interval"
+
+
+def test_a_round_not_measured_yet_is_pending_with_its_own_seeds():
+    """A survivor of the 2026-12-05 mutation run: the pending decision's
+    seeds were never checked (no unit test reached a round not yet measured).
+    Round 0 wants more, round 1 is not measured: round 1's seeds are run."""
+    wide = {"device": "cpu1", "batch_size": 100, "workload": "mlp", "half_width": 0.5}
+    rounds = {0: {"seeds": [1, 2], "widest": wide}}
+    decision = replication.decide([1, 2], 0.05, 5, rounds.get, lambda seeds: False)
+    assert (decision.rounds, decision.seeds, decision.stopped) == (1, [1, 2, 3], False)
+    assert decision.reason == "round 1 is not measured yet"

@@ -91,3 +91,12 @@ def test_interval_covers_true_ratio_from_both_sides(n_runs):
     covered = sum(r.low <= true <= r.high for r in map(stats.fieller_ratio, base, dev))
     low, high = COVERAGE_BAND
     assert low <= covered / COVERAGE_TRIALS <= high, covered / COVERAGE_TRIALS
+
+
+@pytest.mark.parametrize("level", [0.95, 0.97])
+def test_too_few_runs_give_no_interval_with_the_method_reason_and_level_in_their_fields(level):
+    """Survivors of the 2026-12-05 mutation run: a field dropped from the
+    few-runs Ratio shifted the others (the reason became the method)."""
+    r = stats.fieller_ratio([1.0], [2.0, 2.1], level)
+    assert r.method == stats.CI_METHOD and r.reason == stats.FEW_RUNS and r.level == level
+    assert math.isnan(r.low) and math.isnan(r.high) and math.isnan(r.df) and not r.bounded

@@ -215,3 +215,23 @@ def test_geometric_mean_interval_covers_the_truth():
 )
 def test_an_interval_is_above_or_below_1_only_wholly(low, high, side):
     assert scaling.side(low, high) == side
+
+
+def test_the_unpaired_log_ratio_has_welchs_degrees_of_freedom_by_hand():
+    """Survivors of the 2026-12-05 mutation run: the Welch df replaced by
+    n_b + n_d - 2, or with n_d + 1 in its denominator, passed. Two machines
+    (so no paired design), unequal spreads and sizes; planted once: each of
+    those mutants fails here."""
+    import math
+    import statistics
+
+    b, d = [1.0, 1.2, 1.1], [0.5, 0.52, 0.61, 0.55]
+    base = pd.DataFrame({"steady_epoch_mean_s": b, "machine_key": "a", "origin": "local", "seed": [1, 2, 3]})
+    runs = pd.DataFrame({"steady_epoch_mean_s": d, "machine_key": "b", "origin": "local", "seed": [1, 2, 3, 4]})
+    vb = statistics.variance(b) / (3 * statistics.mean(b) ** 2)
+    vd = statistics.variance(d) / (4 * statistics.mean(d) ** 2)
+    df = (vb + vd) ** 2 / (vb**2 / 2 + vd**2 / 3)
+    got = scaling.log_ratio(base, runs)
+    assert got.log == pytest.approx(math.log(statistics.mean(b) / statistics.mean(d)))
+    assert got.var == pytest.approx(vb + vd) and got.df == pytest.approx(df)
+    assert abs(df - 5) > 0.5  # the mutant's n_b + n_d - 2 differs from it
