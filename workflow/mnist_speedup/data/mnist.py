@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from mnist_speedup import atomic
+from mnist_speedup.config import schema
 from mnist_speedup.data.urls import file_url, local_dir, mask_text, mask_url, mirror_kind
 
 FILES = (
@@ -180,16 +181,21 @@ def fetch_verified(
     mirrors: list[str],
     dest: Path,
     expected_sha256: str,
-    timeout: float = 60.0,
-    retries: int = 2,
+    timeout: float | None = None,
+    retries: int | None = None,
     log=print,
-    deadline: float = 1800.0,
+    deadline: float | None = None,
 ) -> str:
     """Fetch ``name``.gz from the first mirror that has a verified copy.
 
     Writes ``dest`` atomically and returns the mirror used (its password
     masked). Raises DownloadError listing every mirror tried and its failure.
+    ``timeout``, ``retries`` and ``deadline`` left out are the config
+    schema's defaults (``download_*``).
     """
+    timeout = schema.default("download_timeout") if timeout is None else timeout
+    retries = schema.default("download_retries") if retries is None else retries
+    deadline = schema.default("download_deadline") if deadline is None else deadline
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     failures = []
