@@ -28,7 +28,8 @@ def mutants() -> list[str]:
 
 def run_alone(name: str) -> tuple[str, str]:
     out = subprocess.run(["mutmut", "run", name], capture_output=True, text=True, timeout=900).stdout
-    status = "killed" if f"🎉 {name}" in out else "survived" if f"🙁 {name}" in out else "timeout/other"
+    marks = {"🎉": "killed", "🙁": "survived", "⏰": "timeout", "🫥": "no test reaches it"}
+    status = next((word for mark, word in marks.items() if f"{mark} {name}" in out), "error")
     return name, status
 
 
@@ -69,7 +70,7 @@ def main() -> None:
         mine = [s for m, s in results.items() if module_of(m) == module]
         print(f"  {module}: {score(mine.count('killed'), mine.count('killed') + mine.count('survived'))}")
     if other:
-        print(f"not judged (timeout or error): {', '.join(other)}")
+        print("not judged: " + ", ".join(f"{m} ({results[m]})" for m in other))
     for name in survived:
         print(f"\nSURVIVED {name}\n{diff(name)}")
 

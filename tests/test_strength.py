@@ -264,3 +264,23 @@ def test_a_url_that_does_not_parse_to_its_host_says_so():
 
     with pytest.raises(ValueError, match=r"mirror 'https://alice:\*\*\*@host/' has a user name or password holding"):
         urls.mirror_kind("https://alice:a#b@host/")
+
+
+def test_the_cost_columns_are_the_same_with_and_without_prices():
+    """A survivor of the 2026-12-05 mutation run (re-run alone): a cost key
+    misspelt where no price is given passed, and speedup.csv would have
+    changed its columns with the config. Planted once: that mutant fails."""
+    r = stats.Ratio(2.0, 1.5, 2.5, 4.0)
+    priced = compare.cost(30.0, r, 2.0, 1.0, "cost_per_epoch")
+    unpriced = compare.cost(30.0, r, None, 1.0, "cost_per_epoch")
+    assert set(priced) == set(unpriced) == {"cost_per_epoch", "cost_ratio", "cost_ratio_ci_low", "cost_ratio_ci_high"}
+    assert priced["cost_ratio"] == pytest.approx(1.0) and priced["cost_ratio_ci_high"] == pytest.approx(1.25)
+
+
+def test_two_blocks_are_already_a_paired_design():
+    """A survivor of the 2026-12-05 mutation run: `len(base) < 3` (no paired
+    interval at exactly 2 seeds) passed. Planted once: it fails here."""
+    rows = {"machine_key": "m", "origin": "local", "seed": [1, 2], "steady_epoch_mean_s": [1.0, 1.1]}
+    assert compare.paired_design(pd.DataFrame(rows), pd.DataFrame(rows))
+    assert not compare.paired_design(pd.DataFrame({**rows, "seed": [1]} | {"steady_epoch_mean_s": [1.0]}),
+                                     pd.DataFrame(rows))  # one block: no interval either way
