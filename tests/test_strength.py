@@ -282,5 +282,6 @@ def test_two_blocks_are_already_a_paired_design():
     interval at exactly 2 seeds) passed. Planted once: it fails here."""
     rows = {"machine_key": "m", "origin": "local", "seed": [1, 2], "steady_epoch_mean_s": [1.0, 1.1]}
     assert compare.paired_design(pd.DataFrame(rows), pd.DataFrame(rows))
-    assert not compare.paired_design(pd.DataFrame({**rows, "seed": [1]} | {"steady_epoch_mean_s": [1.0]}),
-                                     pd.DataFrame(rows))  # one block: no interval either way
+    assert not compare.paired_design(
+        pd.DataFrame({**rows, "seed": [1]} | {"steady_epoch_mean_s": [1.0]}), pd.DataFrame(rows)
+    )  # one block: no interval either way
