@@ -92,8 +92,7 @@ def _pct(x: float | None) -> str:
 
 
 def _still(w: dict) -> str:
-    x = w["half_width"]
-    return "still has no bounded interval" if x is None or not math.isfinite(x) else f"is still {_pct(x)}"
+    return f"is still {_pct(w['half_width'])}" if math.isfinite(_half(w)) else "still has no bounded interval"
 
 
 def reason(measured: dict, target: float, max_seeds: int) -> str:
