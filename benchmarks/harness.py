@@ -40,7 +40,8 @@ SPEC = None  # set in workers
 
 
 def worker_trainer(npz: str, threads: int, batch_size: int = BATCH, steps_per_call="epoch") -> dict:
-    from mnist_speedup.measure import run, trainer
+    from mnist_speedup.measure import trainer
+    from mnist_speedup.spec import run
 
     spec = run.RunSpec.with_defaults(
         workload="mlp", workload_spec={"type": "mlp"},
@@ -138,7 +139,7 @@ def snakemake_overhead(mirror: Path, workdir: Path, keep: Path | None = None) ->
         for part in ("results", "logs"):
             shutil.copytree(wf / part, keep / part, dirs_exist_ok=True)
     timed, fixed, before = 0.0, [], []
-    from mnist_speedup.measure import run
+    from mnist_speedup.spec import run
 
     runs = run.run_files(wf / "results" / "default")
     for path in runs:

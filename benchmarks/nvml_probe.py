@@ -50,7 +50,7 @@ def _nvml() -> dict:
 
 
 def main() -> None:
-    from mnist_speedup.measure import devices, gpus
+    from mnist_speedup.spec import devices, gpus
 
     smi = subprocess.run(["nvidia-smi", "--query-gpu=index,uuid,name,compute_cap", "--format=csv,noheader"],
                          capture_output=True, text=True, check=False)  # fmt: skip

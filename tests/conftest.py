@@ -150,13 +150,13 @@ def make_record(device="cpu", batch_size=100, seed=1, epoch_s=(2.0, 1.0, 1.2), v
     """A complete, valid run record (the schema the trainer writes), with
     hand-chosen epoch times and per-epoch validation accuracies; the MLP
     unless ``workload``/``workload_spec`` say otherwise."""
-    from mnist_speedup.measure import model
+    from mnist_speedup.spec import workloads
 
     epoch_s = list(epoch_s)
     workload = changes.pop("workload", "mlp")
     workload_spec = changes.pop("workload_spec", {"type": "mlp"})
-    workload_spec = model.of(workload_spec).with_defaults(workload_spec)
-    flops = model.of(workload_spec).training_step_flops(batch_size)
+    workload_spec = workloads.of(workload_spec).with_defaults(workload_spec)
+    flops = workloads.of(workload_spec).training_step_flops(batch_size)
     warmup = changes.pop("warmup_epochs", 1)
     steady = epoch_s[warmup:]
     mean = sum(steady) / len(steady)
@@ -204,12 +204,12 @@ def make_record(device="cpu", batch_size=100, seed=1, epoch_s=(2.0, 1.0, 1.2), v
 def make_calibration(device="cpu", host="h", workload="mlp", threads=2, **changes) -> dict:
     """A complete, valid calibration record of a ``threads``-thread CPU at
     the MLP's shapes (batch size 100), as calibrate.measure writes it."""
-    from mnist_speedup.measure import model
     from mnist_speedup.records import calibration
+    from mnist_speedup.spec import workloads
 
     record = {"schema_version": calibration.SCHEMA_VERSION, "device": device, "workload": workload,
               "device_spec": {"type": "cpu", "threads": threads}, "dtype": "float32",
-              "workload_spec": model.of({"type": "mlp"}).with_defaults({"type": "mlp"}), "repeats": 3,
+              "workload_spec": workloads.of({"type": "mlp"}).with_defaults({"type": "mlp"}), "repeats": 3,
               "workload_shapes": {"100": {"flops_per_s_median": 1e10}}, "square": {"flops_per_s_median": 2e10},
               "environment": {"hostname": host}, "code": "abc"}  # fmt: skip
     for key, value in changes.items():
@@ -231,8 +231,8 @@ def write_calibration(folder: Path, record: dict, seal: bool = True, name: str |
 
 def write_records(folder: Path, records, seal: bool = True) -> list[Path]:
     """Write records as the training job does (sealed with their digest)."""
-    from mnist_speedup.measure.run import run_path
     from mnist_speedup.records.seal import seal as seal_record
+    from mnist_speedup.spec.run import run_path
 
     paths = []
     for r in records:

@@ -1,6 +1,6 @@
 import pytest
 
-from mnist_speedup.measure import devices, gpus
+from mnist_speedup.spec import devices, gpus
 
 SMI = "0, NVIDIA H200\n1, NVIDIA H200\n"
 
@@ -147,7 +147,7 @@ def test_a_gpu_newer_than_the_tensorflow_wheels_architectures_is_warned_of_ptx_j
     """Issue 28 (7), against the build info's list (TensorFlow 2.21's CUDA
     wheel: sm_60 ... sm_90, compute_90). Planted once: `have < newest`
     (not <=) warned a 9.0 card, which has machine code, and failed."""
-    from mnist_speedup.measure.frameworks.tensorflow_backend import ptx_jit
+    from mnist_speedup.measure.frameworks.tensorflow.backend import ptx_jit
 
     built = ["sm_60", "sm_70", "sm_80", "sm_89", "sm_90", "compute_90"]
     assert ptx_jit(built, (9, 0)) is None and ptx_jit(built, (8, 6)) is None

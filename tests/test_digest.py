@@ -10,21 +10,24 @@ SCRIPTS = ROOT / "workflow" / "scripts"
 #: scripts/train.py and of each module it reaches
 TRAINING = {
     "__init__.py", "atomic.py", "rulescript.py",
-    "config/__init__.py", "config/schema.py", "config/sources.py",
+    "spec/__init__.py", "spec/devices.py", "spec/frameworks.py", "spec/gpus.py", "spec/platforms.py",
+    "spec/precisions.py", "spec/run.py", "spec/schema.py", "spec/workloads.py",
     "data/__init__.py", "data/mnist.py", "data/urls.py",
-    "measure/__init__.py", "measure/calibrate.py", "measure/devices.py", "measure/energy.py",
-    "measure/environment.py", "measure/cudalibs.py", "measure/gpus.py", "measure/hostlock.py", "measure/interference.py", "measure/measurements.py",
-    "measure/model.py", "measure/numerics.py", "measure/progress.py", "measure/run.py", "measure/trainer.py",
-    "measure/frameworks/__init__.py", "measure/frameworks/base.py", "measure/frameworks/jax_backend.py",
-    "measure/frameworks/jax_model.py", "measure/frameworks/jax_training.py",
-    "measure/frameworks/tensorflow_backend.py", "measure/frameworks/tf_numerics.py",
-    "measure/frameworks/tf_training.py",
+    "measure/__init__.py", "measure/calibrate.py", "measure/energy.py", "measure/environment.py",
+    "measure/cudalibs.py", "measure/hostlock.py", "measure/interference.py", "measure/measurements.py",
+    "measure/progress.py", "measure/record.py", "measure/trainer.py",
+    "measure/frameworks/__init__.py", "measure/frameworks/base.py",
+    "measure/frameworks/jax/__init__.py", "measure/frameworks/jax/backend.py",
+    "measure/frameworks/jax/networks.py", "measure/frameworks/jax/training.py",
+    "measure/frameworks/tensorflow/__init__.py", "measure/frameworks/tensorflow/backend.py",
+    "measure/frameworks/tensorflow/networks.py", "measure/frameworks/tensorflow/numerics.py",
+    "measure/frameworks/tensorflow/training.py",
     "records/__init__.py", "records/seal.py",
 }  # fmt: skip
 #: the analysis and presentation, which no training may depend on
 ANALYSIS = ("analysis/stats.py", "analysis/compare.py", "analysis/tta.py", "analysis/parity.py",
             "analysis/scaling.py", "analysis/drift.py", "analysis/checks.py", "analysis/aggregate.py",
-            "records/summary.py", "analysis/replication.py", "report/figure.py", "report/markdown.py")  # fmt: skip
+            "analysis/summary.py", "analysis/replication.py", "report/figure.py", "report/markdown.py")  # fmt: skip
 #: the drawing and the Markdown report, which the tables do not depend on
 PRESENTATION = ("report/figure.py", "report/drawings.py", "report/markdown.py", "report/sections/speedup.py")
 
@@ -47,7 +50,7 @@ def test_editing_an_analysis_module_reruns_no_training():
     summary.py. Planted once: `from . import stats` back in run.py failed."""
     training = _names("train.py")
     assert not training & set(ANALYSIS)
-    assert {"analysis/stats.py", "records/summary.py"} <= _names("aggregate.py")
+    assert {"analysis/stats.py", "analysis/summary.py"} <= _names("aggregate.py")
 
 
 def test_editing_the_figure_or_report_code_reruns_no_aggregation():

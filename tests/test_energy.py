@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from mnist_speedup.measure import devices, energy
-from mnist_speedup.measure.frameworks.tensorflow_backend import GpuMemory
+from mnist_speedup.measure import energy
+from mnist_speedup.measure.frameworks.tensorflow.backend import GpuMemory
 
 
 def zone(root: Path, name: str, energy_uj: int, max_uj: int = 262_143_328_850) -> Path:
@@ -47,9 +47,9 @@ def test_rapl_unreadable_gives_the_reason_never_zero(tmp_path, monkeypatch):
         return real(self, *a, **k)
 
     monkeypatch.setattr(Path, "read_text", denied)
-    meter, reason = devices.energy_meter({"type": "cpu", "threads": 1}, tmp_path)
+    meter, reason = energy.meter_of({"type": "cpu", "threads": 1}, tmp_path)
     assert meter is None and "RAPL not readable: permission denied" in reason
-    summary = energy.EpochEnergy(*devices.energy_meter({"type": "cpu", "threads": 1}, tmp_path)).summary([1.0])
+    summary = energy.EpochEnergy(*energy.meter_of({"type": "cpu", "threads": 1}, tmp_path)).summary([1.0])
     assert (
         summary["joules_per_epoch"] is None
         and summary["mean_watts"] is None
@@ -58,13 +58,13 @@ def test_rapl_unreadable_gives_the_reason_never_zero(tmp_path, monkeypatch):
 
 
 def test_no_powercap_tree(tmp_path):
-    meter, reason = devices.energy_meter({"type": "cpu", "threads": 1}, tmp_path / "absent")
+    meter, reason = energy.meter_of({"type": "cpu", "threads": 1}, tmp_path / "absent")
     assert meter is None and "RAPL not available" in reason
 
 
 def test_epoch_energy_counts_only_steady_epochs(tmp_path):
     z = zone(tmp_path, "intel-rapl:0", 0)
-    e = energy.EpochEnergy(*devices.energy_meter({"type": "cpu", "threads": 1}, tmp_path))
+    e = energy.EpochEnergy(*energy.meter_of({"type": "cpu", "threads": 1}, tmp_path))
     for steady, (before, after) in (
         (False, (0, 5_000_000)),
         (True, (5_000_000, 7_000_000)),
@@ -90,7 +90,7 @@ TWO_CARDS = "0, GPU-aaaa-0000, NVIDIA H200\n1, GPU-bbbb-1111, NVIDIA H200\n"
 
 @pytest.fixture(autouse=True)
 def two_cards(monkeypatch):
-    from mnist_speedup.measure import gpus
+    from mnist_speedup.spec import gpus
 
     monkeypatch.setattr(gpus, "run_nvidia_smi", lambda fields, timeout=10.0: (TWO_CARDS, None))
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
@@ -115,7 +115,7 @@ def fake_pynvml(counter_mj, fail_on=None):
 def test_nvml_reads_the_energy_counter(monkeypatch):
     mod, state = fake_pynvml(10_000)
     monkeypatch.setitem(sys.modules, "pynvml", mod)
-    e = energy.EpochEnergy(*devices.energy_meter({"type": "gpu", "index": 0}))
+    e = energy.EpochEnergy(*energy.meter_of({"type": "gpu", "index": 0}))
     e.start()
     state["mj"] += 150_000  # 150 J
     e.stop(True)
@@ -126,14 +126,14 @@ def test_nvml_reads_the_energy_counter(monkeypatch):
 
 def test_nvml_missing(monkeypatch):
     monkeypatch.setitem(sys.modules, "pynvml", None)  # import fails
-    meter, reason = devices.energy_meter({"type": "gpu", "index": 0})
+    meter, reason = energy.meter_of({"type": "gpu", "index": 0})
     assert meter is None and reason.startswith("NVML not installed")
 
 
 def test_nvml_without_energy_counter(monkeypatch):
     mod, _ = fake_pynvml(0, fail_on="energy")
     monkeypatch.setitem(sys.modules, "pynvml", mod)
-    meter, reason = devices.energy_meter({"type": "gpu", "index": 0})
+    meter, reason = energy.meter_of({"type": "gpu", "index": 0})
     assert meter is None and "this GPU reports no energy counter" in reason
 
 
@@ -177,7 +177,7 @@ def test_a_counter_that_stands_still_through_an_epoch_gives_no_energy(monkeypatc
     the summary gave 4.4 J per epoch and failed."""
     mod, state = fake_pynvml(10_000)
     monkeypatch.setitem(sys.modules, "pynvml", mod)
-    e = energy.EpochEnergy(*devices.energy_meter({"type": "gpu", "index": 0}))
+    e = energy.EpochEnergy(*energy.meter_of({"type": "gpu", "index": 0}))
     for jump in (0, 13_334, 0):
         e.start()
         state["mj"] += jump
@@ -199,7 +199,7 @@ def test_an_nvml_error_of_another_class_ends_the_energy_not_the_run(monkeypatch)
         raise NVMLLibraryMismatchError("Unversioned function called and the pyNVML version does not match")
 
     monkeypatch.setitem(sys.modules, "pynvml", mod)
-    e = energy.EpochEnergy(*devices.energy_meter({"type": "gpu", "index": 0}))
+    e = energy.EpochEnergy(*energy.meter_of({"type": "gpu", "index": 0}))
     mod.nvmlDeviceGetTotalEnergyConsumption = mismatch
     e.start()
     e.stop(True)
@@ -218,17 +218,17 @@ def test_nvml_reads_the_card_cuda_trains_on_by_its_uuid(monkeypatch):
     mod.nvmlDeviceGetTotalEnergyConsumption = lambda handle: counters[handle].pop(0)
     monkeypatch.setitem(sys.modules, "pynvml", mod)
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
-    e = energy.EpochEnergy(*devices.energy_meter({"type": "gpu", "index": 0}))
+    e = energy.EpochEnergy(*energy.meter_of({"type": "gpu", "index": 0}))
     e.start()
     e.stop(True)
     assert e.summary([1.0])["joules_per_epoch"] == pytest.approx(150.0)
 
 
 def test_a_gpu_nvidia_smi_does_not_list_reads_no_card(monkeypatch):
-    from mnist_speedup.measure import devices, gpus
+    from mnist_speedup.spec import gpus
 
     mod, _ = fake_pynvml(0)
     monkeypatch.setitem(sys.modules, "pynvml", mod)
     monkeypatch.setattr(gpus, "run_nvidia_smi", lambda fields, timeout=10.0: (None, "nvidia-smi failed"))
-    meter, reason = devices.energy_meter({"type": "gpu", "index": 0})
+    meter, reason = energy.meter_of({"type": "gpu", "index": 0})
     assert meter is None and "UUID is unknown" in reason and "CUDA_VISIBLE_DEVICES" in reason

@@ -49,9 +49,10 @@ def test_envs_parse_and_agree_with_pyproject():
 
 
 def test_every_conda_env_named_by_a_rule_exists():
-    from mnist_speedup.measure import frameworks
+    from mnist_speedup.spec import frameworks
 
-    named = [("framework " + fw.name, env) for fw in frameworks.TYPES.values() for env in fw.conda_envs.values()]
+    declared = frameworks.declarations().values()
+    named = [("framework " + fw.name, env) for fw in declared for env in fw.environments.values()]
     for smk in (ROOT / "workflow" / "rules").glob("*.smk"):
         named += [(smk.name, rel) for rel in re.findall(r'"(\.\./\.\./envs/[^"]+)"', smk.read_text())]
     for where, rel in named:

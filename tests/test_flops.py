@@ -12,7 +12,8 @@ import os
 
 import pytest
 
-from mnist_speedup.measure import model
+from mnist_speedup.measure.frameworks.tensorflow import networks
+from mnist_speedup.spec import workloads
 
 TOLERANCE = 0.10
 BATCH = 100
@@ -23,8 +24,8 @@ def tensorflow_count(spec: dict, batch_size: int) -> int:
     import tensorflow as tf
     import tensorlayer as tl
 
-    workload = model.of(spec)
-    net = workload.build(tf, tl)
+    workload = workloads.of(spec)
+    net = networks.build(tf, tl, workload)
     net.train()
     optimizer = tf.compat.v1.train.AdamOptimizer(1e-4)
 
@@ -59,7 +60,7 @@ def tensorflow_count(spec: dict, batch_size: int) -> int:
     ids=["mlp-32", "mlp-800", "mlp-4096", "cnn"],
 )
 def test_flops_per_step_match_tensorflows_count(spec):
-    ours = model.of(spec).training_step_flops(BATCH)
+    ours = workloads.of(spec).training_step_flops(BATCH)
     theirs = tensorflow_count(spec, BATCH)
     assert theirs > 0
     assert abs(ours / theirs - 1) <= TOLERANCE, f"ours {ours:,} against TensorFlow's {theirs:,}"

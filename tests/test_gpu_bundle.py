@@ -14,9 +14,9 @@ import pytest
 
 from conftest import ROOT
 from mnist_speedup.analysis import aggregate
-from mnist_speedup.measure import run
 from mnist_speedup.records import bundle
 from mnist_speedup.records import run_record as records
+from mnist_speedup.spec import run
 
 KEPT = ROOT / "benchmarks" / "h200-2026-12-04" / "bundle-h200.tar.gz"
 

@@ -47,14 +47,14 @@ def test_python_passes_ruff():
 
 def test_config_readme_is_generated_from_the_schema():
     """config/README.md documents every key of the schema and is exactly
-    what `python -m mnist_speedup.configdoc` writes."""
+    what `python -m mnist_speedup.config.doc` writes."""
     import yaml
 
     from mnist_speedup.config import doc as configdoc
 
     schema = yaml.safe_load((ROOT / "config" / "schemas" / "config.schema.yaml").read_text())
     text = (ROOT / "config" / "README.md").read_text()
-    assert text == configdoc.render(schema), "regenerate: python -m mnist_speedup.configdoc > config/README.md"
+    assert text == configdoc.render(schema), "regenerate: python -m mnist_speedup.config.doc > config/README.md"
     for key in schema["properties"]:
         assert f"| `{key}` |" in text
 

@@ -2,6 +2,7 @@
 twin, loss scaling, threads, memory and versions, and the config's refusals."""
 
 import copy
+import dataclasses
 import json
 import subprocess
 import sys
@@ -13,8 +14,12 @@ import pytest
 
 from conftest import ROOT
 from mnist_speedup.config import parse as config_check
-from mnist_speedup.measure import frameworks, model, numerics
-from mnist_speedup.measure.frameworks import jax_backend, jax_model
+from mnist_speedup.measure import frameworks
+from mnist_speedup.measure.frameworks.jax import backend as jax_backend
+from mnist_speedup.measure.frameworks.jax import networks
+from mnist_speedup.measure.frameworks.tensorflow import networks as tf_networks
+from mnist_speedup.spec import frameworks as spec_frameworks
+from mnist_speedup.spec import precisions, workloads
 
 jax = pytest.importorskip("jax")
 SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
@@ -30,10 +35,10 @@ def _tf_twin(workload_spec, x, y, adam):
     import tensorflow as tf
     import tensorlayer as tl
 
-    from mnist_speedup.measure.frameworks.tf_training import make_optimizer
+    from mnist_speedup.measure.frameworks.tensorflow.training import make_optimizer
 
     tf.keras.utils.set_random_seed(0)
-    net = model.of(workload_spec).build(tf, tl)
+    net = tf_networks.build(tf, tl, workloads.of(workload_spec))
     net.eval()
     initial = [w.numpy().copy() for w in net.trainable_weights]
     with tf.GradientTape() as tape:
@@ -52,7 +57,7 @@ def test_one_step_agrees_with_the_tensorflow_twin(workload_spec):
     (epsilon added to the bias-corrected root) moved the updated weights by
     up to 6e-4 at epsilon 1e-3 and failed."""
     rng = np.random.default_rng(0)
-    workload = model.of(workload_spec)
+    workload = workloads.of(workload_spec)
     x = rng.random((32, *workload.input_shape), dtype=np.float32)
     y = rng.integers(0, 10, 32)
     adam = {"lr": 1e-3, "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-3}  # a large epsilon shows its form
@@ -60,7 +65,7 @@ def test_one_step_agrees_with_the_tensorflow_twin(workload_spec):
     params = [{"W": jax.numpy.asarray(w), "b": jax.numpy.asarray(b)} for w, b in zip(initial[::2], initial[1::2])]
 
     def loss_fn(p):
-        return jax_model.mean_loss(jax, jax_model.forward(jax, workload, p, x, "float32"), y)
+        return networks.mean_loss(jax, networks.forward(jax, workload, p, x, "float32"), y)
 
     with jax.default_matmul_precision("highest"):
         loss, grads = jax.value_and_grad(loss_fn)(params)
@@ -68,7 +73,7 @@ def test_one_step_agrees_with_the_tensorflow_twin(workload_spec):
     flat = [g for layer in grads for g in (layer["W"], layer["b"])]
     for g, g_tf in zip(flat, grads_tf):
         assert np.linalg.norm(np.asarray(g) - g_tf) <= GRAD_RTOL * np.linalg.norm(g_tf) + 1e-9
-    optimizer = jax_model.tf_adam(jax, adam["lr"], adam["beta_1"], adam["beta_2"], adam["epsilon"])
+    optimizer = networks.tf_adam(jax, adam["lr"], adam["beta_1"], adam["beta_2"], adam["epsilon"])
     updates, _ = optimizer.update(grads, optimizer.init(params), params)
     import optax
 
@@ -80,8 +85,8 @@ def test_one_step_agrees_with_the_tensorflow_twin(workload_spec):
 def test_initial_weights_follow_tensorlayer_defaults():
     """Truncated normals at two standard deviations, 0.05 for dense and 0.02
     for conv kernels, zero biases (tl.layers.Dense and Conv2d's defaults)."""
-    workload = model.of({"type": "cnn", "filters": [32, 64]})
-    params = jax_model.init_params(jax, workload, 0)
+    workload = workloads.of({"type": "cnn", "filters": [32, 64]})
+    params = networks.init_params(jax, workload, 0)
     conv_w, dense_w = np.asarray(params[1]["W"]), np.asarray(params[2]["W"])
     assert conv_w.shape == (5, 5, 32, 64) and dense_w.shape == (7 * 7 * 64, 1024)
     for w, stddev in ((conv_w, 0.02), (dense_w, 0.05)):
@@ -92,12 +97,12 @@ def test_initial_weights_follow_tensorlayer_defaults():
 
 
 def _float16_state(workload, scale, good=0):
-    optimizer = jax_model.tf_adam(jax, 1e-3, 0.9, 0.999, 1e-8)
-    params = jax_model.init_params(jax, workload, 0)
+    optimizer = networks.tf_adam(jax, 1e-3, 0.9, 0.999, 1e-8)
+    params = networks.init_params(jax, workload, 0)
     scaling = {"scale": jax.numpy.float32(scale), "good": jax.numpy.int32(good), "skipped": jax.numpy.int32(0)}
     state = {"params": params, "opt": optimizer.init(params), "key": jax.random.PRNGKey(1), "scaling": scaling,
              "steps": jax.numpy.int32(0)}  # fmt: skip
-    return jax.jit(jax_model.make_step(jax, workload, optimizer, "mixed_float16")), state
+    return jax.jit(networks.make_step(jax, workload, optimizer, "mixed_float16")), state
 
 
 def test_float16_loss_scaling_skips_counts_and_grows():
@@ -105,7 +110,7 @@ def test_float16_loss_scaling_skips_counts_and_grows():
     a good step is applied; after GROWTH_STEPS good steps the scale doubles
     and the count of good steps starts again. Planted once: growth that did
     not reset the good-step count failed the last assertion."""
-    workload = model.of({"type": "mlp", "hidden": [16]})
+    workload = workloads.of({"type": "mlp", "hidden": [16]})
     rng = np.random.default_rng(0)
     x, y = rng.random((8, 784), dtype=np.float32), rng.integers(0, 10, 8).astype(np.int32)
     step, state = _float16_state(workload, 1e30)
@@ -114,7 +119,7 @@ def test_float16_loss_scaling_skips_counts_and_grows():
     assert float(after["scaling"]["scale"]) == pytest.approx(5e29)
     assert all(np.array_equal(a, b) for a, b in zip(jax.tree_util.tree_leaves(after["params"]),
                                                      jax.tree_util.tree_leaves(state["params"])))  # fmt: skip
-    step, state = _float16_state(workload, 1.0, good=numerics.GROWTH_STEPS - 1)
+    step, state = _float16_state(workload, 1.0, good=precisions.GROWTH_STEPS - 1)
     after, _ = step(state, x, y)
     assert int(after["steps"]) == 1 and int(after["scaling"]["skipped"]) == 0
     assert float(after["scaling"]["scale"]) == 2.0 and int(after["scaling"]["good"]) == 0
@@ -201,7 +206,9 @@ def test_framework_defaults_are_filled_in_and_refusals_name_the_fix(monkeypatch)
         parsed({"cpu": {"type": "cpu", "threads": 1, "framework": "torch"}})
     with pytest.raises(config_check.ConfigError, match=r"jit_compile`: is false, but JAX always compiles.*Fix"):
         parsed({"cpu": {"type": "cpu", "threads": 1, "framework": "jax", "jit_compile": False}})
-    monkeypatch.setattr(frameworks.Jax, "modules", ("jax", "no_such_module_for_jax"))
+    declared = spec_frameworks.declarations()
+    missing = dataclasses.replace(declared["jax"], modules=("jax", "no_such_module_for_jax"))
+    monkeypatch.setattr(spec_frameworks, "declarations", lambda: {**declared, "jax": missing})
     with pytest.raises(config_check.ConfigError, match=r"needs no_such_module_for_jax.*pip install -e '\.\[jax\]'"):
         parsed({"cpu": {"type": "cpu", "threads": 1, "framework": "jax"}})
 
@@ -211,7 +218,7 @@ def test_the_warm_up_step_leaves_the_initial_weights_and_counts_no_step():
     copy of the state (JAX is functional): the weights, Adam's state and the
     step count stay the initial ones. Planted once: keeping the warm-up's
     state moved every weight and failed."""
-    from mnist_speedup.measure import devices, run
+    from mnist_speedup.spec import devices, run
 
     spec = run.RunSpec.with_defaults(
         workload="m", workload_spec={"type": "mlp", "hidden": [16]}, device="cpu",
@@ -234,7 +241,7 @@ def test_the_warm_up_step_leaves_the_initial_weights_and_counts_no_step():
 def test_jax_float32_is_full_float32_and_tf32_only_where_asked(precision, matmul):
     """JAX's default matmul precision on a GPU is not float32: float32 sets
     `highest`, tf32 `tensorfloat32`; the record says which."""
-    from mnist_speedup.measure import devices
+    from mnist_speedup.spec import devices
 
     framework = frameworks.open_device({"type": "cpu", "threads": devices.logical_cores(), "framework": "jax",
                                         "precision": precision})  # fmt: skip
@@ -244,7 +251,7 @@ def test_jax_float32_is_full_float32_and_tf32_only_where_asked(precision, matmul
 
 
 def test_a_jax_device_label_names_the_framework_not_its_always_on_compiler():
-    from mnist_speedup.measure import devices
+    from mnist_speedup.spec import devices
 
     spec = {"type": "cpu", "threads": 2, "framework": "jax", "jit_compile": True, "precision": "mixed_bfloat16"}
     assert devices.describe(spec) == "2 threads, JAX, bf16 mixed"

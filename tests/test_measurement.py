@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 WORKER = """
 import json, sys
 sys.path.insert(0, {pkg!r})
-from mnist_speedup.measure import run
+from mnist_speedup.spec import run
 from mnist_speedup.measure import {module}
 {body}
 """

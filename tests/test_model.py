@@ -1,8 +1,8 @@
 import pytest
 
-from mnist_speedup.measure import model
+from mnist_speedup.spec import workloads
 
-MLP = model.of({"type": "mlp"})
+MLP = workloads.of({"type": "mlp"})
 
 
 def test_parameter_count():
@@ -30,13 +30,17 @@ def test_products_cover_every_matmul():
 
 
 def test_the_default_spec_is_the_article_network():
-    assert model.Mlp.with_defaults({"type": "mlp"}) == {"type": "mlp", "hidden": [800, 800], "dropout": [0.2, 0.5, 0.5]}
+    assert workloads.Mlp.with_defaults({"type": "mlp"}) == {
+        "type": "mlp",
+        "hidden": [800, 800],
+        "dropout": [0.2, 0.5, 0.5],
+    }
     assert MLP.words() == "MLP 784-800-800-10"
-    assert model.words({"type": "mlp", "hidden": [32]}) == "MLP 784-32-10"
+    assert workloads.words({"type": "mlp", "hidden": [32]}) == "MLP 784-32-10"
 
 
 def test_cnn_count_by_hand():
-    cnn = model.of({"type": "cnn"})  # conv 5x5x32, pool 2, conv 5x5x64, pool 2, dense 1024, 10
+    cnn = workloads.of({"type": "cnn"})  # conv 5x5x32, pool 2, conv 5x5x64, pool 2, dense 1024, 10
     assert cnn.sides() == [28, 14, 7]
     b = 10
     conv1 = 2 * b * 28 * 28 * 25 * 1 * 32
@@ -49,12 +53,12 @@ def test_cnn_count_by_hand():
 
 
 def test_unknown_type_is_refused():
-    with pytest.raises(model.WorkloadError, match="unknown workload type 'rnn'"):
-        model.of({"type": "rnn"})
+    with pytest.raises(workloads.WorkloadError, match="unknown workload type 'rnn'"):
+        workloads.of({"type": "rnn"})
 
 
 @pytest.mark.parametrize(
     "flops, words", [(656e6, "656 MFLOP"), (8.3e9, "8.3 GFLOP"), (2.5e6, "2.5 MFLOP"), (12e3, "12 kFLOP")]
 )
 def test_flop_words(flops, words):
-    assert model.flop_words(flops) == words
+    assert workloads.flop_words(flops) == words

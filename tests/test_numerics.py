@@ -11,8 +11,10 @@ import pytest
 from conftest import ROOT, crafted_tables, make_record
 from mnist_speedup.analysis import parity
 from mnist_speedup.config import parse as config_check
-from mnist_speedup.measure import devices, frameworks, numerics, run
-from mnist_speedup.measure.frameworks import tf_numerics
+from mnist_speedup.measure import frameworks
+from mnist_speedup.measure.frameworks.tensorflow import networks as tf_networks
+from mnist_speedup.measure.frameworks.tensorflow import numerics as tf_numerics
+from mnist_speedup.spec import devices, precisions, run
 
 SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
 BASE = {"mirrors": ["/data/mnist"], "seeds": [1, 2], "batch_sizes": [100], "epochs": 3}
@@ -100,12 +102,12 @@ def _loss_and_grads(tf, net, x, y):
 @pytest.mark.parametrize("precision", ["mixed_bfloat16", "mixed_float16"])
 @pytest.mark.parametrize("workload", [{"type": "mlp"}, {"type": "cnn", "filters": [8], "dense": 64}])
 def test_one_step_in_a_low_precision_is_close_to_float32(precision, workload):
-    from mnist_speedup.measure import model
+    from mnist_speedup.spec import workloads
 
     tf, tl = _tf()
     tf.keras.utils.set_random_seed(0)
-    spec = model.of(workload)
-    net = spec.build(tf, tl)
+    spec = workloads.of(workload)
+    net = tf_networks.build(tf, tl, spec)
     net.eval()  # no dropout: the same function in both precisions
     rng = np.random.default_rng(0)
     x = tf.constant(rng.random((64, *spec.input_shape), dtype=np.float32))
@@ -127,7 +129,7 @@ def test_loss_scaling_skips_a_step_whose_gradients_overflow():
     scaler = tf_numerics.DynamicLossScale(tf)
     applied = []
     scaler.apply([tf.constant([1.0, np.inf])], applied.append)
-    assert applied == [] and scaler.skipped_steps() == 1 and float(scaler.value.numpy()) == numerics.INITIAL_SCALE / 2
+    assert applied == [] and scaler.skipped_steps() == 1 and float(scaler.value.numpy()) == precisions.INITIAL_SCALE / 2
     scaler.apply([tf.constant([2.0**14, 0.0])], applied.append)
     assert len(applied) == 1 and scaler.skipped_steps() == 1
     assert applied[0][0].numpy().tolist() == [1.0, 0.0]  # unscaled by the (halved) scale
@@ -268,7 +270,7 @@ def test_tf32_is_a_gpu_precision_of_its_own():
     gpu = devices.of({"type": "gpu", "index": 0})
     assert gpu.native_precision("tf32", {"gpu_compute_capability": "9.0"})[0] is True
     assert gpu.native_precision("tf32", {"gpu_compute_capability": "7.5"})[0] is False
-    assert numerics.words({"precision": "tf32"}) == "TF32" and numerics.compute_dtype("tf32") == "float32"
+    assert precisions.words({"precision": "tf32"}) == "TF32" and precisions.compute_dtype("tf32") == "float32"
     assert devices.describe({"type": "gpu", "index": 0, "precision": "tf32"}, "NVIDIA H200") == "NVIDIA H200, TF32"
 
 

@@ -8,9 +8,9 @@ import pytest
 
 from conftest import ROOT, crafted_tables, make_record
 from mnist_speedup.analysis import drift
-from mnist_speedup.measure import model
 from mnist_speedup.report import drawings, figure, markdown, outputs
 from mnist_speedup.report.sections import figures as figures_section
+from mnist_speedup.spec import workloads
 
 
 def _report(tmp_path, figures):
@@ -59,8 +59,8 @@ def test_every_figure_entry_names_a_drawing_function():
 def test_each_network_type_has_its_own_marker_and_family_name():
     """Markers were keyed on the text "MLP"/"CNN": a third type silently got
     none. Planted once: a type without a marker fails here."""
-    markers = [cls.marker for cls in model.TYPES.values()]
-    families = [cls.family for cls in model.TYPES.values()]
+    markers = [cls.marker for cls in workloads.TYPES.values()]
+    families = [cls.family for cls in workloads.TYPES.values()]
     assert all(markers) and len(set(markers)) == len(markers)
     assert all(families) and len(set(families)) == len(families)
 
@@ -100,4 +100,4 @@ def test_the_scaling_legend_names_each_drawn_network_family_from_its_type(kind):
     speedup = _scaling_rows()
     fig = figure.draw_scaling(speedup, "cpu", dict.fromkeys(speedup.workload, kind), {"formats": ["png"]})
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert model.TYPES[kind].family in labels
+    assert workloads.TYPES[kind].family in labels

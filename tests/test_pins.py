@@ -10,8 +10,8 @@ from scipy import stats as sps
 
 from conftest import make_record, write_records
 from mnist_speedup.analysis import replication, scaling
-from mnist_speedup.measure import model
 from mnist_speedup.records import run_record as records
+from mnist_speedup.spec import workloads
 
 
 def test_the_widest_row_is_never_narrower_than_any_other_row():
@@ -88,6 +88,6 @@ def test_the_calibrated_rate_divides_by_the_products_flops(monkeypatch):
             return (lambda: None), (lambda _r: None)
 
     monkeypatch.setattr(calibrate, "_rate", fake_rate)
-    calibrate.workload_rate(Framework(), model.of({"type": "mlp"}), 100, 1)
+    calibrate.workload_rate(Framework(), workloads.of({"type": "mlp"}), 100, 1)
     forward = 2 * 100 * (784 * 800 + 800 * 800 + 800 * 10)
     assert seen["flops"] == 2 * forward + 2 * 100 * (800 * 800 + 800 * 10) == 639_680_000

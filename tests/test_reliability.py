@@ -8,9 +8,9 @@ import pytest
 
 from conftest import ROOT, copy_workflow, make_record, snakemake, tiny_config, write_config
 from mnist_speedup.config import parse as config_check
-from mnist_speedup.measure import devices, run
 from mnist_speedup.records import run_record as records
 from mnist_speedup.records import seal
+from mnist_speedup.spec import devices, run
 
 SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
 BASE = {

@@ -160,9 +160,9 @@ def test_spread_and_seeds_needed_by_hand(tmp_path):
 def _load(tmp_path, record):
     import json
 
-    from mnist_speedup.measure import run
     from mnist_speedup.records import run_record as records
     from mnist_speedup.records import seal
+    from mnist_speedup.spec import run
 
     path = run.run_path(tmp_path, record["workload"], record["device"], record["batch_size"], record["seed"])
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -20,9 +20,10 @@ WORKER = textwrap.dedent(
     import json, sys
     sys.path.insert(0, {pkg!r})
     from mnist_speedup.measure import frameworks
-    from mnist_speedup.measure import run
+    from mnist_speedup.spec import run
     from mnist_speedup.measure import trainer
-    from mnist_speedup.measure.frameworks import jax_training, tf_training
+    from mnist_speedup.measure.frameworks.jax import training as jax_training
+    from mnist_speedup.measure.frameworks.tensorflow import training as tf_training
     device_spec = {{"type": "cpu", "threads": 2, "framework": {framework!r}}}
     fw = frameworks.open_device(device_spec)
     data = trainer.load_data({npz!r})

@@ -28,7 +28,7 @@ PROBE = textwrap.dedent(
     import json, sys
     sys.path.insert(0, {pkg!r})
     from mnist_speedup.measure import frameworks
-    from mnist_speedup.measure import run
+    from mnist_speedup.spec import run
     from mnist_speedup.measure import trainer
     out = {{}}
     spec = dict(workload="wide", workload_spec={{"type": "mlp", "hidden": [64, 64]}},

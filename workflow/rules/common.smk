@@ -22,8 +22,9 @@ from mnist_speedup.config import design  # noqa: E402
 from mnist_speedup.config import parse as config_check  # noqa: E402
 from mnist_speedup.config import sources as configinput  # noqa: E402
 from mnist_speedup.data import mnist  # noqa: E402
-from mnist_speedup.measure import devices as device_info  # noqa: E402
-from mnist_speedup.measure import progress, run  # noqa: E402
+from mnist_speedup.spec import devices as device_info  # noqa: E402
+from mnist_speedup.measure import progress  # noqa: E402
+from mnist_speedup.spec import run  # noqa: E402
 from mnist_speedup.records import bundle, calibration  # noqa: E402
 
 SCHEMA = WORKFLOW_DIR.parent / "config" / "schemas" / "config.schema.yaml"

@@ -6,9 +6,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
 from mnist_speedup import atomic
 from mnist_speedup.analysis import aggregate, drift, parity, replication, stats, tta
-from mnist_speedup.measure import run
 from mnist_speedup.report import outputs
 from mnist_speedup.rulescript import logged
+from mnist_speedup.spec import run
 
 with logged(snakemake) as log:
     params, out = snakemake.params, snakemake.output

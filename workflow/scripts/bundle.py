@@ -8,13 +8,12 @@ from mnist_speedup.records import bundle
 from mnist_speedup.records import run_record as records
 from mnist_speedup.rulescript import logged
 
-SOFTWARE = ("python", "tensorflow", "tensorlayer", "keras", "numpy", "cpu_model", "gpu_name", "os")
-
 with logged(snakemake) as log:
     params = snakemake.params
     results = Path(snakemake.output[0]).parent  # results/<experiment>/
     files = [Path(f) for f in [*snakemake.input.runs, *snakemake.input.calibration]]
-    env = records.load(snakemake.input.runs[0])["environment"]
+    envs = [records.load(path)["environment"] for path in snakemake.input.runs]
+    env = envs[0]
     meta = bundle.manifest(
         results,
         files,
@@ -22,7 +21,7 @@ with logged(snakemake) as log:
         machine_id=env.get("machine_id"),
         experiment=params.experiment,
         config=params.config,
-        software={k: env.get(k) for k in SOFTWARE},
+        software=bundle.software(envs),
         training_code=params.code,
     )
     bundle.write(snakemake.output[0], results, meta)

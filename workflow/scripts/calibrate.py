@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
-from mnist_speedup.measure import devices
+from mnist_speedup.spec import devices
 
 # thread counts for NumPy's BLAS and hidden GPUs, before NumPy or a framework is imported
 devices.prepare_environment(snakemake.params.device_spec)

@@ -4,9 +4,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
-from mnist_speedup.measure import devices, hostlock, progress, run, trainer
+from mnist_speedup.measure import hostlock, progress, record, trainer
 from mnist_speedup.records import seal
 from mnist_speedup.rulescript import logged
+from mnist_speedup.spec import devices, run
 
 with logged(snakemake) as log:
     spec = run.RunSpec(**snakemake.params.run)
@@ -19,11 +20,11 @@ with logged(snakemake) as log:
         )
     with hostlock.timing_lock(log) as waited_s:
         measured = trainer.run(spec, npz, log=log)
-    record = run.make_record(
+    sealed = record.make_record(
         spec, measured, lock_wait_s=waited_s, training_code=snakemake.params.code, data_digest=snakemake.params.data
     )
     out = Path(snakemake.output[0])
-    seal.write_json_atomic(out, record)
+    seal.write_json_atomic(out, sealed)
     log(f"wrote {out}")
-    label = f"{spec.device} ({devices.describe(spec.device_spec, record['environment'].get('gpu_name'))})"
-    log.console(progress.line(record, label, run.results_dir_of(out)))
+    label = f"{spec.device} ({devices.describe(spec.device_spec, sealed['environment'].get('gpu_name'))})"
+    log.console(progress.line(sealed, label, run.results_dir_of(out)))

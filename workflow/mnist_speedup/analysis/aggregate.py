@@ -8,12 +8,12 @@ import math
 import numpy as np
 import pandas as pd
 
-from mnist_speedup.analysis import compare, stats
+from mnist_speedup.analysis import compare, stats, summary
 from mnist_speedup.analysis.checks import same_text
-from mnist_speedup.measure import devices, run
-from mnist_speedup.measure.run import RUN_KEY, SETTING
-from mnist_speedup.records import calibration, summary
+from mnist_speedup.records import calibration
 from mnist_speedup.records import run_record as records
+from mnist_speedup.spec import devices, run
+from mnist_speedup.spec.run import RUN_KEY, SETTING
 
 
 def epoch_rows(record: dict, device_label: str) -> list[dict]:
@@ -174,7 +174,7 @@ def check_against_config(df: pd.DataFrame, device_specs: dict, workload_specs: d
     """A local record must have run its device and workload as the config
     specifies them (a record edited and resealed, or left by another config,
     is refused); the runs of one imported device must agree with each other."""
-    from mnist_speedup.measure import devices
+    from mnist_speedup.spec import devices
 
     local = df[df.origin == "local"]
     for _, row in local[local.device_label.isin(list(device_specs))].iterrows():

@@ -11,8 +11,8 @@ import math
 
 import pandas as pd
 
-from mnist_speedup.measure import devices, run
-from mnist_speedup.records.summary import GPU_SOFTWARE
+from mnist_speedup.analysis.summary import GPU_SOFTWARE
+from mnist_speedup.spec import devices, frameworks, run
 
 #: coefficient of variation above which a machine is called noisy
 CV_WARN = 0.05
@@ -44,7 +44,7 @@ def at(r, table: pd.DataFrame) -> str:
 
 
 def no_accelerator(summary: pd.DataFrame, config: dict) -> list[str]:
-    if not config.get("devices_auto") or any(devices.TYPES[t].accelerator for t in set(summary.device_type)):
+    if not config.get("devices_auto") or any(devices.TYPES[t].platform.accelerator for t in set(summary.device_type)):
         return []
     why = config.get("no_gpu_reason") or "nvidia-smi lists none"
     return [f"**No GPU was found** on this machine (`devices: auto`: {why}), so this report compares CPU thread "
@@ -86,16 +86,14 @@ def accuracy(summary: pd.DataFrame, baseline: str) -> list[str]:
 
 def software_differences(df: pd.DataFrame, baseline: str) -> list[str]:
     """Warnings for devices whose software differs from the baseline's."""
-    from mnist_speedup.measure.frameworks import TYPES
-
     base = df[df.device == baseline].iloc[0]
     out = []
     for device, runs in df.groupby("device", sort=True):
         first = runs.iloc[0]
-        frameworks = {same_text(r.get("framework")) or "tensorflow" for r in (first, base)}
+        used = {same_text(r.get("framework")) or frameworks.DEFAULT for r in (first, base)}
         # another framework's versions are expected to differ: the framework is part of the device
-        own = {f for fw in TYPES.values() for f in fw.software if len(frameworks) > 1}
-        for field in run.SOFTWARE:
+        own = {f for fw in frameworks.declarations().values() for f in fw.software if len(used) > 1}
+        for field in frameworks.software():
             if field not in own and field in df and same_text(first[field]) != same_text(base[field]):
                 name = "the training code" if field == "training_code" else field
                 out.append(

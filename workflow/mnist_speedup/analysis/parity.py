@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from mnist_speedup.measure.run import SETTING
+from mnist_speedup.spec.run import SETTING
 from mnist_speedup.words import percent
 
 LEVEL = 0.05

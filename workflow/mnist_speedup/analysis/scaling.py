@@ -24,7 +24,7 @@ from scipy import stats as sps
 
 from mnist_speedup.analysis import compare
 from mnist_speedup.analysis.stats import CI_LEVEL
-from mnist_speedup.measure.model import flop_words
+from mnist_speedup.spec.workloads import flop_words
 
 ABOVE, BELOW, APART, UNKNOWN = "+", "-", "0", "?"
 

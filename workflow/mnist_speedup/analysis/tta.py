@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from mnist_speedup.analysis import compare, stats
-from mnist_speedup.measure.run import RUN_KEY, SETTING
+from mnist_speedup.spec.run import RUN_KEY, SETTING
 from mnist_speedup.words import percent
 
 BEST_CAVEAT = (

@@ -2,7 +2,7 @@
 
 Regenerate it after changing the schema::
 
-    python -m mnist_speedup.configdoc > config/README.md
+    python -m mnist_speedup.config.doc > config/README.md
 
 A test fails while the committed file differs from what this writes.
 """
@@ -26,7 +26,7 @@ On the command line, `devices=...` replaces the file's devices instead of mergin
 
 Every key is checked before any job starts; a mistake stops the workflow with a message naming the
 key, the problem and the fix. This page is generated from `config/schemas/config.schema.yaml`
-(`python -m mnist_speedup.configdoc > config/README.md`); a test keeps the two in step.
+(`python -m mnist_speedup.config.doc > config/README.md`); a test keeps the two in step.
 
 | key | type | default | meaning | example |
 |---|---|---|---|---|

@@ -18,12 +18,13 @@ from pathlib import Path
 import yaml
 
 from mnist_speedup.data.urls import mirror_kind
-from mnist_speedup.measure import devices as dev
-from mnist_speedup.measure import model
-from mnist_speedup.measure.gpus import Listing
-from mnist_speedup.measure.gpus import listing as gpu_listing
 from mnist_speedup.records import folders
 from mnist_speedup.records.bundle import is_bundle
+from mnist_speedup.spec import devices as dev
+from mnist_speedup.spec import frameworks, workloads
+from mnist_speedup.spec.gpus import Listing
+from mnist_speedup.spec.gpus import listing as gpu_listing
+from mnist_speedup.spec.schema import with_frameworks
 
 #: images in the canonical MNIST training file
 MNIST_TRAIN_IMAGES = 60_000
@@ -114,7 +115,7 @@ def prepare(config: dict, command_line: dict | None, schema_path) -> dict:
     schema violation is reported in the project's words (key, problem, fix)."""
     from mnist_speedup.config import sources as configinput
 
-    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
+    schema = with_frameworks(yaml.safe_load(Path(schema_path).read_text(encoding="utf-8")))
     configinput.replace_mappings(config, configinput.coerce(command_line or {}, schema))
     config.update(configinput.coerce(dict(config), schema))
     check_labels(config)
@@ -239,12 +240,15 @@ def _resolve_devices(config: dict, gpus) -> None:
 
 def _check_framework(label: str, spec: dict) -> None:
     """The framework a device asks for: known, able to run the spec, installed here."""
-    from mnist_speedup.measure import frameworks
-
     name = spec.get("framework", frameworks.DEFAULT)
-    if name not in frameworks.TYPES:
-        _fail(f"devices.{label}.framework", f"unknown framework {name!r}", f"use one of {sorted(frameworks.TYPES)}")
-    framework = frameworks.TYPES[name]
+    if name not in frameworks.declarations():
+        _fail(f"devices.{label}.framework", f"unknown framework {name!r}", f"use one of {frameworks.names()}")
+    framework = frameworks.declarations()[name]
+    platform = dev.TYPES[spec["type"]].platform
+    if platform.name not in framework.environments:
+        able = [n for n, d in frameworks.declarations().items() if platform.name in d.environments]
+        _fail(f"devices.{label}.framework", f"{name} declares no environment for the {platform.words} platform",
+              f"use one of {able} on device {label}")  # fmt: skip
     framework.check_spec(label, spec, _fail)
     missing = framework.missing()
     if missing:
@@ -258,7 +262,7 @@ def _resolve_workloads(config: dict) -> None:
     writing a default out reruns nothing), keys of another type refused."""
     resolved = {}
     for label, spec in config["workloads"].items():
-        kind = model.TYPES[spec["type"]]
+        kind = workloads.TYPES[spec["type"]]
         foreign = sorted(set(spec) - set(kind.keys) - {"type"})
         if foreign:
             _fail(f"workloads.{label}", f"{foreign} {'is not a key' if len(foreign) == 1 else 'are not keys'} of a "

@@ -17,6 +17,8 @@ import re
 
 import jsonschema
 
+from mnist_speedup.spec.run import canonical  # noqa: F401  (the rules read it here)
+
 _INT = re.compile(r"[+-]?\d+\Z")
 _FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
 _TRUE, _FALSE, _NULL = {"true", "True", "yes"}, {"false", "False", "no"}, {"null", "None", "~", ""}
@@ -81,16 +83,6 @@ def coerce(value, schema: dict):
         props, extra = node.get("properties", {}), node.get("additionalProperties", {})
         extra = extra if isinstance(extra, dict) else {}
         return {k: coerce(v, props.get(k, extra)) for k, v in value.items()}
-    return value
-
-
-def canonical(value):
-    """``value`` with the keys of every mapping sorted, at every depth: as a
-    param, only a changed value reruns a job, never a key order."""
-    if isinstance(value, dict):
-        return {k: canonical(value[k]) for k in sorted(value, key=str)}
-    if isinstance(value, list):
-        return [canonical(v) for v in value]
     return value
 
 

@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from mnist_speedup import atomic
-from mnist_speedup.config import schema
 from mnist_speedup.data.urls import file_url, local_dir, mask_text, mask_url, mirror_kind
+from mnist_speedup.spec import schema
 
 FILES = (
     "train-images-idx3-ubyte",

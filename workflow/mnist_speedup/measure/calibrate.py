@@ -14,7 +14,8 @@ import os
 import statistics
 import time
 
-from mnist_speedup.measure import devices, environment, frameworks, model, numerics
+from mnist_speedup.measure import environment, frameworks
+from mnist_speedup.spec import devices, precisions, workloads
 
 _MIN_SECONDS = 0.2  # one repeat runs the product at least this long
 
@@ -59,7 +60,7 @@ def workload_rate(framework, workload, batch_size: int, repeats: int, min_second
     return result
 
 
-def numpy_rate(workload: model.Workload, batch_size: int, repeats: int, min_seconds: float = _MIN_SECONDS):
+def numpy_rate(workload: workloads.Workload, batch_size: int, repeats: int, min_seconds: float = _MIN_SECONDS):
     """The same matrix products through NumPy's BLAS (float32), for CPU
     devices: when NumPy is much faster than TensorFlow at these shapes, the
     framework, not the hardware, is the limit. None for a workload with
@@ -88,7 +89,7 @@ def measure(spec: dict, workload_spec: dict, batch_sizes: list[int], square_size
     """What a calibration measures of one device at one workload's shapes (the
     rule script adds the schema version and names: records/calibration.py)."""
     framework = frameworks.open_device(spec)
-    workload, dtype = model.of(workload_spec), numerics.compute_dtype(spec.get("precision", "float32"))
+    workload, dtype = workloads.of(workload_spec), precisions.compute_dtype(spec.get("precision", "float32"))
     out = {"device_spec": dict(spec), "dtype": dtype,
            "workload_spec": dict(workload_spec), "repeats": repeats, "started_at": _now()}  # fmt: skip
     by_batch = {}

@@ -2,7 +2,7 @@
 
 A meter is read just before and just after each timed epoch's clock, so
 that evaluation between epochs is not charged. Where no counter can be
-read, ``devices.energy_meter`` returns ``(None, reason)`` and the record says why
+read, :func:`meter_of` returns ``(None, reason)`` and the record says why
 ("RAPL not readable: permission denied", "NVML not installed", ...): the
 energy fields are then null, never 0.
 
@@ -13,6 +13,9 @@ process alone; NVML's counter is the whole GPU board.
 from __future__ import annotations
 
 from pathlib import Path
+
+from mnist_speedup.spec import devices
+from mnist_speedup.spec.gpus import gpu_uuid
 
 POWERCAP = Path("/sys/class/powercap")
 
@@ -107,7 +110,7 @@ class EpochEnergy:
     energy field null, with the reason."""
 
     def __init__(self, meter, reason: str | None = None):
-        """``meter``: an opened meter, or None with the ``reason`` (``devices.energy_meter``)."""
+        """``meter``: an opened meter, or None with the ``reason`` (:func:`meter_of`)."""
         self.meter, self.reason = meter, reason
         self.joules: list[float] = []
         self._before = None
@@ -151,3 +154,22 @@ class EpochEnergy:
             "mean_watts": total_j / total_s if total_s > 0 else None,
             "epoch_joules": self.joules,
         }
+
+
+#: each energy meter by the name a platform gives (spec/platforms.py), built from the device and the powercap folder
+METERS = {
+    "rapl": lambda device, powercap: RaplMeter(powercap),
+    "nvml": lambda device, powercap: NvmlMeter(gpu_uuid(device.index)),
+}
+
+
+def meter_of(spec: dict, powercap=None):
+    """``(meter, None)`` for the device of ``spec``, as its platform says, or ``(None, reason)``."""
+    device = devices.of(spec)
+    name = device.platform.energy
+    if name is None:
+        return None, f"no energy meter is known for the {device.platform.words} platform"
+    try:
+        return METERS[name](device, powercap or POWERCAP), None
+    except EnergyUnavailable as exc:
+        return None, str(exc)

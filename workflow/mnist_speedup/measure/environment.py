@@ -9,7 +9,9 @@ import shutil
 import socket
 import subprocess
 
-from mnist_speedup.measure import numerics
+from mnist_speedup.spec import frameworks, precisions
+from mnist_speedup.spec.frameworks import COMMON_SOFTWARE as COMMON
+from mnist_speedup.spec.platforms import ACCELERATOR_FIELDS
 
 
 def process_age_s() -> float | None:
@@ -49,7 +51,7 @@ def cpu_model() -> str:
 def _nvidia_smi(query: str, index: int) -> str | None:
     """nvidia-smi's answer for the card CUDA numbers ``index`` (by its UUID where
     nvidia-smi lists one: its own -i numbering ignores CUDA_VISIBLE_DEVICES)."""
-    from mnist_speedup.measure import gpus
+    from mnist_speedup.spec import gpus
 
     card = gpus.gpu_uuid(index) or str(index)
     exe = shutil.which("nvidia-smi")
@@ -84,7 +86,7 @@ def machine_id() -> str:
 
 #: CPU flags of low-precision arithmetic: those the precisions run natively with, and AMX tiles and VNNI
 LOW_PRECISION_FLAGS = (
-    *dict.fromkeys(f for p in numerics.PRECISIONS.values() for f in (p.cpu_flags or ())),
+    *dict.fromkeys(f for p in precisions.PRECISIONS.values() for f in (p.cpu_flags or ())),
     "amx_tile",
     "avx_vnni",
 )
@@ -141,23 +143,24 @@ def gpu_name(index: int | None) -> str | None:
     return _nvidia_smi("name", index or 0)
 
 
-#: what every framework's environment names (null where it does not apply)
-FRAMEWORK_FIELDS = ("framework", "tensorflow", "tensorlayer", "keras", "jax", "jaxlib", "optax", "gpu_name", "gpu_uuid",
-                    "gpu_compute_capability", "gpu_driver", "cuda_version", "cudnn_version", "cublas_version")  # fmt: skip
+def framework_fields() -> tuple[str, ...]:
+    """What every framework's environment names (null where it does not apply): the framework,
+    every declared framework's software (spec/frameworks.py), the accelerator's fields."""
+    return ("framework", *(f for f in frameworks.software() if f not in COMMON), *ACCELERATOR_FIELDS)
 
 
 def capture(framework) -> dict:
     """The whole environment of a job on an opened framework: the host,
     then the framework's versions and the accelerator it sees."""
     env = host_environment(framework.device.recorded_threads())
-    env.update(dict.fromkeys(FRAMEWORK_FIELDS))
+    env.update(dict.fromkeys(framework_fields()))
     env["framework"] = framework.name
     env.update(framework.environment())
-    index = framework.device.gpu_index()
-    if index is not None:
-        from mnist_speedup.measure import cudalibs, gpus
+    if framework.device.platform.accelerator:
+        from mnist_speedup.measure import cudalibs
+        from mnist_speedup.spec import gpus
 
-        env["gpu_uuid"] = gpus.gpu_uuid(index)  # the card NVML's meters read
+        env["gpu_uuid"] = gpus.gpu_uuid(framework.device.index)  # the card NVML's meters read
         env.update(loaded_cuda(env, cudalibs.versions()))
     return env
 

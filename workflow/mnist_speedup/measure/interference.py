@@ -16,6 +16,9 @@ import os
 import time
 from pathlib import Path
 
+from mnist_speedup.spec import devices
+from mnist_speedup.spec.gpus import gpu_uuid
+
 PROC_STAT = Path("/proc/stat")
 #: the shortest epoch whose other-process share is read: the kernel counts CPU
 #: time in ticks of 10 ms, so a shorter epoch reads 0% or 200% of a core
@@ -125,3 +128,13 @@ class GpuInterference(CpuInterference):
     def summary(self) -> dict:
         return super().summary() | {"epoch_other_gpu_processes": self.epoch_gpu_processes,
                                     "gpu_reason": self.gpu_reason}  # fmt: skip
+
+
+#: each interference meter by the name a platform gives (spec/platforms.py)
+METERS = {"cpu": lambda device: CpuInterference(), "nvml": lambda device: GpuInterference(gpu_uuid(device.index))}
+
+
+def meter_of(spec: dict):
+    """What measures other processes' use of the device of ``spec`` during an epoch."""
+    device = devices.of(spec)
+    return METERS[device.platform.interference](device)

@@ -3,14 +3,14 @@
 The trainer hands over raw measurements (epoch clocks, per-epoch
 accuracies, the after-epoch samples); this turns them into the record's
 ``timing``, ``loop``, ``flops`` and ``quality`` sections. The record
-itself (spec, provenance, seal) is built in ``run.make_record``.
+itself (spec, provenance, seal) is built in ``record.make_record``.
 """
 
 from __future__ import annotations
 
 import statistics
 
-from mnist_speedup.measure import model
+from mnist_speedup.spec import workloads
 
 
 def _timing(spec, steps: int, epochs: dict, step_ms: list[float]) -> dict:
@@ -59,7 +59,7 @@ def summarise(spec, steps: int, epochs: dict, test: tuple[float, float], probe: 
     """The measured sections of a record. ``test`` is (accuracy, loss);
     ``after`` holds the per-step samples and the host overhead."""
     timing = _timing(spec, steps, epochs, after["step_ms"])
-    flops_step = model.of(spec.workload_spec).training_step_flops(spec.batch_size)
+    flops_step = workloads.of(spec.workload_spec).training_step_flops(spec.batch_size)
     return {
         "timing": timing,
         "loop": _loop(spec, steps, epochs),

@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from mnist_speedup.measure.run import run_files
+from mnist_speedup.spec.run import run_files
 
 START = "MNIST_SPEEDUP_INVOCATION_START"
 TOTAL = "MNIST_SPEEDUP_TOTAL_RUNS"

@@ -30,8 +30,9 @@ import time
 import numpy as np
 
 from mnist_speedup.data import mnist
-from mnist_speedup.measure import calibrate, devices, energy, environment, frameworks, measurements, model, numerics
-from mnist_speedup.measure.run import RunSpec
+from mnist_speedup.measure import calibrate, energy, environment, frameworks, interference, measurements
+from mnist_speedup.spec import precisions, workloads
+from mnist_speedup.spec.run import RunSpec
 
 OVERHEAD_LOOP_REPEATS = 3  # compiled K-step calls timed for the host-overhead estimate
 #: seconds the per-step samples and the host-overhead calls after the timed epochs may take together
@@ -46,7 +47,7 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
 
-def load_data(path, train_samples: int | None = None, input_shape=(model.N_INPUTS,)) -> dict[str, np.ndarray]:
+def load_data(path, train_samples: int | None = None, input_shape=(workloads.N_INPUTS,)) -> dict[str, np.ndarray]:
     """The prepared MNIST, its images shaped as the workload takes them."""
     with np.load(path) as npz:
         data = {k: npz[k] for k in npz.files}
@@ -59,7 +60,7 @@ def load_data(path, train_samples: int | None = None, input_shape=(model.N_INPUT
 
 
 def run(spec: RunSpec, data_path, log=print) -> dict:
-    """Train once and return what was measured, for ``run.make_record``."""
+    """Train once and return what was measured, for ``record.make_record``."""
     started_at = _now()
     # process start, interpreter, Snakemake's script preamble, lock wait
     setup = {"before_run_s": environment.process_age_s()}
@@ -68,7 +69,7 @@ def run(spec: RunSpec, data_path, log=print) -> dict:
     setup["import_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    workload = model.of(spec.workload_spec)
+    workload = workloads.of(spec.workload_spec)
     data = load_data(data_path, spec.train_samples, workload.input_shape)
     setup["data_load_s"] = time.perf_counter() - t
     n_train = len(data["x_train"])
@@ -105,7 +106,7 @@ def _train(framework, spec: RunSpec, data, steps, setup, log) -> dict:
     log(f"validation accuracy {epochs['val_accuracy'][-1]:.4f}, test accuracy {test_acc:.4f}")
     steps_after = clock.extra_measurements()
     measured = measurements.summarise(spec, steps, epochs, (test_acc, test_loss), probe, steps_after)
-    numbers = numerics.section(spec.device_spec, training.loss_scaling(), epochs["skipped"], training.numerics())
+    numbers = precisions.section(spec.device_spec, training.loss_scaling(), epochs["skipped"], training.numerics())
     return measured | {"numerics": numbers, "warm_up": warm_up, "optimizer": framework.optimizer}
 
 
@@ -116,14 +117,14 @@ class EpochClock:
 
     def __init__(self, framework, training, spec: RunSpec, steps: int, setup: dict):
         self.framework, self.training, self.spec, self.steps, self.setup = framework, training, spec, steps, setup
-        self.workload = model.of(spec.workload_spec)
+        self.workload = workloads.of(spec.workload_spec)
 
     def probe_device_rate(self) -> dict:
         """The device's rate at this workload's shapes at this batch size,
         just before the timed epochs: the workflow compares it across runs
         to see whether the device itself drifted."""
         t = time.perf_counter()
-        dtype = numerics.compute_dtype(self.framework.precision)
+        dtype = precisions.compute_dtype(self.framework.precision)
         result = calibrate.workload_rate(self.framework, self.workload, self.spec.batch_size, 3, min_seconds=0.05,
                                          dtype=dtype)  # fmt: skip
         result["at"] = _now()
@@ -132,8 +133,8 @@ class EpochClock:
 
     def timed_epochs(self, log) -> dict:
         spec, training = self.spec, self.training
-        meter = energy.EpochEnergy(*devices.energy_meter(spec.device_spec))
-        others = devices.of(spec.device_spec).interference_meter()
+        meter = energy.EpochEnergy(*energy.meter_of(spec.device_spec))
+        others = interference.meter_of(spec.device_spec)
         memory = self.framework.memory_reader()
         out = {key: [] for key in ("epoch_s", "loss", "val_accuracy", "val_loss", "eval_s", "steps", "skipped")}
         for epoch in range(1, spec.epochs + 1):

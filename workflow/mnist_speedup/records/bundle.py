@@ -29,9 +29,9 @@ import tempfile
 from pathlib import Path
 
 from mnist_speedup import atomic
-from mnist_speedup.measure import run
 from mnist_speedup.records import calibration
 from mnist_speedup.records import run_record as records
+from mnist_speedup.spec import frameworks, run
 
 #: 2: runs and calibrations under runs/<workload>/ and calibration/<workload>/ (1: the MLP only)
 SCHEMA_VERSION = 2
@@ -56,6 +56,23 @@ def _sha256(data: bytes) -> str:
 def bundle_files(results_dir) -> list[Path]:
     """The files of one experiment's results that travel."""
     return run.run_files(results_dir) + calibration.files(results_dir)
+
+
+#: the machine's fields a manifest names beside each framework's own software
+MACHINE_SOFTWARE = ("python", "numpy", "os", "cpu_model", "gpu_name")
+
+
+def software(environments: list[dict]) -> dict:
+    """The manifest's software: the machine's fields and the software each framework in the runs
+    declares (spec/frameworks.py), the first value recorded of each."""
+    declared = frameworks.declarations()
+    used = {env.get("framework") or frameworks.DEFAULT for env in environments}
+    fields = [*MACHINE_SOFTWARE, *(f for name in sorted(used & declared.keys()) for f in declared[name].software)]
+    out = {}
+    for field in dict.fromkeys(fields):
+        values = [env[field] for env in environments if env.get(field) is not None]
+        out[field] = values[0] if values else None
+    return out
 
 
 def manifest(results_dir, files, *, host, machine_id, experiment, config, software, training_code) -> dict:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from mnist_speedup.measure import devices, numerics
 from mnist_speedup.records import run_record
+from mnist_speedup.spec import devices, precisions
 
 #: 2: one calibration per workload and device, at that workload's shapes
 SCHEMA_VERSION = 2
@@ -75,9 +75,9 @@ def _check_dtype(data: dict, path) -> None:
     if not isinstance(spec, dict) or not isinstance(data.get("workload_spec"), dict):
         raise _refuse(path, "device_spec or workload_spec is missing or not a mapping")
     precision = spec.get("precision", "float32")
-    if precision not in numerics.PRECISIONS:
-        raise _refuse(path, f"device_spec.precision {precision!r} is not one of {sorted(numerics.PRECISIONS)}")
-    want = numerics.compute_dtype(precision)
+    if precision not in precisions.PRECISIONS:
+        raise _refuse(path, f"device_spec.precision {precision!r} is not one of {sorted(precisions.PRECISIONS)}")
+    want = precisions.compute_dtype(precision)
     if data.get("dtype") != want:
         raise _refuse(path, f"dtype is {data.get('dtype')!r}, but a {precision} device computes in {want}")
 

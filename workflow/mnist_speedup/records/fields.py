@@ -1,6 +1,6 @@
 """Every field of a run record: its type and its physical range, checked where a record enters.
 
-One line per leaf of the record that ``run.make_record`` assembles (the spec,
+One line per leaf of the record that ``record.make_record`` assembles (the spec,
 ``measurements.summarise``, the meters, the environment). A record that passes
 these checks cannot make a later job fail: every value that summary.csv, the
 figures or the report read has the type and range they assume. The test
@@ -14,12 +14,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from mnist_speedup.spec import frameworks
+from mnist_speedup.spec.platforms import ACCELERATOR_FIELDS
+
 #: an epoch of these networks on MNIST longer than a day is not a measurement
 MAX_SECONDS = 86_400.0
 #: no single device sustains 100 PFLOP/s (an NVIDIA H200 does about 1 PFLOP/s dense in bfloat16)
 MAX_FLOPS_PER_S = 1e17
 #: no machine this runs on has more cores, bytes, watts or processes than these
 MAX_CORES, MAX_BYTES, MAX_WATTS, MAX_PROCESSES = 16_384, 2**50, 100_000.0, 1_000_000
+
+
+#: a framework's declared environment field kinds (spec/frameworks.py FIELD_KINDS) as field kinds and ranges
+_KINDS = {"text": ("text",), "flag": ("flag",), "cores": ("integer", 0, MAX_CORES)}
 
 
 @dataclass(frozen=True)
@@ -118,14 +125,13 @@ FIELDS = (
       for k in ("before_run_s", "import_s", "data_load_s", "build_s", "data_to_device_s", "trace_s", "rate_probe_s")),
     _required("environment.hostname", "text"), _f("environment.logical_cores", "integer", 1, MAX_CORES),
     _f("environment.threads", "integer", 1, MAX_CORES), _f("environment.jax_cpu_cores", "integer", 1, MAX_CORES),
-    _f("environment.cpu_low_precision_flags", "texts"), _f("environment.tf_built_with_cuda", "flag"),
-    _f("environment.gpu_ptx_jit", "text"), _f("environment.tf32", "flag"),
-    *(_f(f"environment.tf_{k}_op_threads", "integer", 0, MAX_CORES) for k in ("intra", "inter")),  # 0: TF's default
+    _f("environment.cpu_low_precision_flags", "texts"),
     *(_f(f"environment.{k}", "text")
       for k in ("machine_id", "os", "python", "python_implementation", "numpy", "cpu_model", "framework",
-                "tensorflow", "tensorlayer", "keras", "jax", "jaxlib", "optax", "gpu_name", "gpu_uuid",
-                "gpu_compute_capability", "gpu_driver", "cuda_version", "cudnn_version", "cublas_version", "jax_backend", "jax_device",
-                "jax_matmul_precision", "jax_compilation_cache", "tf_device")),
+                *(f for f in frameworks.software() if f not in frameworks.COMMON_SOFTWARE), *ACCELERATOR_FIELDS)),
+    # each framework's own fields, as its framework.yaml declares them (cores: 0 is the framework's default)
+    *(_f(f"environment.{k}", *_KINDS[kind]) for fw in frameworks.declarations().values()
+      for k, kind in fw.environment.items()),
     _f("training_code", "text"), _f("data_digest", "text"),
 )  # fmt: skip
 #: leaves checked elsewhere (the workload spec by its network class, the seal by its digest), and the

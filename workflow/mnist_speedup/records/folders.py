@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from mnist_speedup.measure import run
+from mnist_speedup.spec import run
 
 #: the layout of the version before workloads: runs/<device>/bs<N>/seed<S>.json
 _BEFORE_WORKLOADS = re.compile(r"[^/]+/bs[0-9]+/seed[0-9]+\.json\Z")

@@ -15,10 +15,10 @@ import math
 import re
 from pathlib import Path
 
-from mnist_speedup.measure import model, run
-from mnist_speedup.measure.devices import LABEL_PATTERN
 from mnist_speedup.records import fields
 from mnist_speedup.records.seal import DIGEST_FIELD, content_digest
+from mnist_speedup.spec import run, workloads
+from mnist_speedup.spec.devices import LABEL_PATTERN
 
 _LABEL = re.compile(LABEL_PATTERN + r"\Z")
 _HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}\Z")
@@ -138,7 +138,7 @@ def _check_workload(record: dict, source: str) -> None:
     """The workload spec must describe a network this workflow knows, and
     the FLOPs per step must be what that network costs."""
     try:
-        workload = model.of(record["workload_spec"])
+        workload = workloads.of(record["workload_spec"])
         flops = workload.training_step_flops(record["batch_size"])
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         raise _sense(source, "workload_spec", f"is {record['workload_spec']!r}, not a workload ({exc})") from None

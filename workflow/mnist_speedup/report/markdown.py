@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import pandas as pd
 
 from mnist_speedup.analysis import aggregate, checks
-from mnist_speedup.config import schema
 from mnist_speedup.report.format import esc
 from mnist_speedup.report.sections import (
     accuracy,
@@ -33,6 +32,7 @@ from mnist_speedup.report.sections import (
     time_to_accuracy,
     warnings,
 )
+from mnist_speedup.spec import schema
 
 SECTIONS = (
     headline,

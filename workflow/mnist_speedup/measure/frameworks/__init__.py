@@ -1,14 +1,16 @@
 """Frameworks: everything that differs between TensorFlow and JAX, behind one seam.
 
-A device spec names its ``framework`` (``tensorflow``, the article's
-TensorLayer, by default; or ``jax``). Each framework is one module here with
-one :class:`~.base.Framework` subclass, registered in :data:`TYPES`. It
-opens the device, builds the workload's network, compiles the epoch, the
-single step and the evaluation, applies the precision's casts and loss
-scaling, runs the calibration's products, reads the device's memory and
-names its versions for the record. Everything else (the epoch clock, the
-meters, the warm-up's place, the record) is written once, in trainer.py,
-calibrate.py and run.py. A new framework is one module plus one entry below.
+Each framework is one folder here (``tensorflow/``, ``jax/``) with
+- ``framework.yaml``: its declaration (name, software, modules, extra,
+  environments per platform), which spec/frameworks.py reads without importing it;
+- ``backend.py``: one :class:`~.base.Framework` subclass that opens the device,
+  runs the calibration's products, reads the device's memory and names its versions;
+- ``training.py``: its :class:`~.base.Training` (the compiled epoch, step and evaluation);
+- ``networks.py``: the workload's layers (spec/workloads.py) built in that framework;
+- its numerics (the precision's casts and loss scaling).
+Everything else (the epoch clock, the meters, the warm-up's place, the record)
+is written once, in trainer.py, calibrate.py and record.py. A new framework is
+one folder plus one line in :data:`TYPES`.
 
 No module here imports its framework at import time: a workflow whose
 devices all use JAX runs where ``import tensorflow`` fails.
@@ -17,21 +19,14 @@ devices all use JAX runs where ``import tensorflow`` fails.
 from __future__ import annotations
 
 from mnist_speedup.measure.frameworks.base import DeviceError, Framework
-from mnist_speedup.measure.frameworks.jax_backend import Jax
-from mnist_speedup.measure.frameworks.tensorflow_backend import TensorFlow
+from mnist_speedup.measure.frameworks.jax.backend import Jax
+from mnist_speedup.measure.frameworks.tensorflow.backend import TensorFlow
+from mnist_speedup.spec.frameworks import name_of
 
-#: every framework, by the name a device spec gives in ``framework``
+#: every framework class, by the name its declaration gives (tests/test_frameworks.py: the same names)
 TYPES: dict[str, type[Framework]] = {cls.name: cls for cls in (TensorFlow, Jax)}
-#: the framework of a device spec that names none (the original article's)
-DEFAULT = TensorFlow.name
 
-__all__ = ["DEFAULT", "TYPES", "DeviceError", "Framework", "name_of", "of", "open_device"]
-
-
-def name_of(device_spec: dict) -> str:
-    """The framework a device spec trains with (a record made before
-    frameworks existed names none: TensorFlow)."""
-    return device_spec.get("framework") or DEFAULT
+__all__ = ["TYPES", "DeviceError", "Framework", "of", "open_device"]
 
 
 def of(device_spec: dict) -> type[Framework]:

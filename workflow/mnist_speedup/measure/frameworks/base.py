@@ -9,8 +9,10 @@ products. The trainer's clock calls only what is declared here.
 
 from __future__ import annotations
 
-import importlib.util
 import os
+import time
+
+from mnist_speedup.spec import devices, frameworks, workloads
 
 
 class DeviceError(RuntimeError):
@@ -21,37 +23,16 @@ class Framework:
     """One framework opened on one device. Subclasses set the class
     attributes and implement the methods that raise NotImplementedError."""
 
-    #: the name a device spec gives in ``framework``
+    #: the name a device spec gives in ``framework`` (its folder's framework.yaml declares the rest)
     name = ""
-    #: how it is named in words (device labels, the report)
-    words = ""
-    #: the record's environment fields of its own software (compared only between devices of this framework)
-    software: tuple[str, ...] = ()
-    #: the modules it needs, and the pip extra that installs them
-    modules: tuple[str, ...] = ()
-    extra = ""
-    #: conda environments for its CPU and GPU jobs (relative to workflow/rules/)
-    conda_envs = {"cpu": "", "gpu": ""}
     #: what trains the network and updates its weights, for the record
     optimizer = ""
     #: the exceptions by which the framework says the device ran out of memory
     out_of_memory: tuple[type[BaseException], ...] = ()
-    #: whether it compiles the training step with XLA whatever `jit_compile` says
-    default_jit_compile = False
-
-    @classmethod
-    def missing(cls) -> list[str]:
-        """The modules of this framework that cannot be imported here."""
-        return [m for m in cls.modules if importlib.util.find_spec(m) is None]
-
-    @classmethod
-    def check_spec(cls, label: str, spec: dict, fail) -> None:
-        """Refuse a device spec this framework cannot run: ``fail(key, problem, fix)``."""
 
     def __init__(self, device_spec: dict, *, deterministic: bool = False, seed: int | None = None):
-        from mnist_speedup.measure import devices
-
         self.device_spec, self.device = device_spec, devices.of(device_spec)
+        self.declaration = frameworks.declarations()[self.name]
         self.deterministic, self.seed = deterministic, seed
         self.precision = device_spec.get("precision") or "float32"
         os.environ.update(self.device.process_environment())
@@ -82,7 +63,9 @@ EVAL_CHUNK = 1000
 
 
 class Training:
-    """One run's compiled training, as the trainer's clock drives it."""
+    """One run's compiled training, as the trainer's clock drives it. The
+    opening is shared: a subclass's ``__init__`` calls this one, then builds
+    its network inside :meth:`timed` ``("build_s")``."""
 
     #: the steps each call runs, and the calls of an epoch
     per_call: int
@@ -91,6 +74,15 @@ class Training:
     loop_words = ""
     #: why the loop differs from what the config asked for ("" where it does not)
     loop_note = ""
+
+    def __init__(self, framework, spec, data: dict, steps: int, setup: dict):
+        self.framework, self.spec, self.data, self.steps, self.setup = framework, spec, data, steps, setup
+        self.per_call, self.calls = spec.calls_per_epoch(steps)
+        self.workload = workloads.of(spec.workload_spec)
+
+    def timed(self, part: str):
+        """A context that adds its seconds to ``setup[part]`` (outside every epoch's clock)."""
+        return _Stopwatch(self.setup, part)
 
     def warm_up(self) -> dict:
         """Compile every function at the shapes the epochs use and run each
@@ -150,3 +142,14 @@ class NoDeviceMemory:
 
     def peak(self) -> dict:
         return {"gpu_peak_bytes": None, "gpu_reason": "not a GPU run"}
+
+
+class _Stopwatch:
+    def __init__(self, setup: dict, part: str):
+        self.setup, self.part = setup, part
+
+    def __enter__(self):
+        self.start = time.perf_counter()
+
+    def __exit__(self, *exc):
+        self.setup[self.part] = self.setup.get(self.part, 0.0) + time.perf_counter() - self.start

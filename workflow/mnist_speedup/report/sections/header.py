@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from mnist_speedup.measure.frameworks import TYPES as FRAMEWORKS
 from mnist_speedup.report.format import esc
-
-#: how the header names the networks' builder, by framework
-_BUILT_WITH = {"tensorflow": "TensorLayer"}
+from mnist_speedup.spec import frameworks
 
 
 def _framework_words(name: str) -> str:
-    fw = FRAMEWORKS.get(name)
-    return esc(_BUILT_WITH.get(name) or (fw.words if fw else name))
+    fw = frameworks.declarations().get(name)
+    return esc(fw.built_with if fw else name)
 
 
 def render(report) -> list[str]:

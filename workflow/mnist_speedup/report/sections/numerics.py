@@ -9,9 +9,9 @@ from __future__ import annotations
 import pandas as pd
 
 from mnist_speedup.analysis import compare
-from mnist_speedup.measure import devices, frameworks, numerics
-from mnist_speedup.measure.run import SETTING
 from mnist_speedup.report.format import ci, esc, table, times
+from mnist_speedup.spec import devices, frameworks, precisions
+from mnist_speedup.spec.run import SETTING
 
 #: what makes two devices twins: the same hardware, other numerics
 HARDWARE = ("machine_key", "device_type", "threads", "gpu_index")
@@ -24,8 +24,8 @@ def _framework(row) -> str:
 
 def _plain(row) -> bool:
     """float32, with the framework's own compiler setting (no XLA for TensorFlow; JAX always compiles)."""
-    fw = frameworks.TYPES.get(_framework(row))
-    default_jit = fw.default_jit_compile if fw else False
+    fw = frameworks.declarations().get(_framework(row))
+    default_jit = fw.always_compiles if fw else False
     return row.precision == "float32" and bool(row.jit_compile) == default_jit
 
 
@@ -96,7 +96,7 @@ def render(report) -> list[str]:
         twin, tf_twin = twin_of(s, device), framework_twin_of(s, device)
         rows.append({
             "device": report.names[device],
-            "numerics": esc(numerics.words(devices.spec_of_row(row))),
+            "numerics": esc(precisions.words(devices.spec_of_row(row))),
             "hardware": _native(device, row, report.environments.get(device)),
             "speedup over its float32 twin": "; ".join(over_twin(s, device, twin)) if twin else "—",
             **({"speedup over its TensorFlow twin": "; ".join(over_twin(s, device, tf_twin)) if tf_twin else "—"}

@@ -12,12 +12,24 @@ from pathlib import Path
 
 import yaml
 
+from mnist_speedup.spec import frameworks
+
 PATH = Path(__file__).resolve().parents[3] / "config" / "schemas" / "config.schema.yaml"
 
 
 @functools.cache
 def load() -> dict:
-    return yaml.safe_load(PATH.read_text(encoding="utf-8"))
+    """The schema, with the frameworks' enum from their declarations (spec/frameworks.py): the
+    framework list has no copy here to fall behind."""
+    return with_frameworks(yaml.safe_load(PATH.read_text(encoding="utf-8")))
+
+
+def with_frameworks(schema: dict) -> dict:
+    """``schema`` with the device's ``framework`` enum (and its fix) set to the declared frameworks, in place."""
+    devices = next(s for s in schema["properties"]["devices"]["oneOf"] if s.get("type") == "object")
+    names = frameworks.names()
+    devices["additionalProperties"]["properties"]["framework"].update(enum=names, **{"x-fix": f"use one of {names}"})
+    return schema
 
 
 def default(key: str):

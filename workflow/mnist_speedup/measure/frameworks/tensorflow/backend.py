@@ -14,18 +14,13 @@ import os
 import re
 import warnings
 
-from mnist_speedup.measure import model, numerics
 from mnist_speedup.measure.frameworks.base import DeviceError, Framework, NoDeviceMemory
-from mnist_speedup.measure.frameworks.tf_training import OPTIMIZER, TfTraining
+from mnist_speedup.measure.frameworks.tensorflow.training import OPTIMIZER, TfTraining
+from mnist_speedup.spec import precisions, workloads
 
 
 class TensorFlow(Framework):
     name = "tensorflow"
-    words = "TensorFlow"
-    software = ("tensorflow", "tensorlayer", "keras")
-    modules = ("tensorflow", "tensorlayer")
-    extra = "gpu"  # the base install has TensorFlow; its GPU needs the gpu extra
-    conda_envs = {"cpu": "../../envs/tensorflow.yaml", "gpu": "../../envs/tensorflow-gpu.yaml"}
     optimizer = OPTIMIZER
 
     def __init__(self, device_spec: dict, *, deterministic: bool = False, seed: int | None = None):
@@ -37,7 +32,7 @@ class TensorFlow(Framework):
         self.out_of_memory = (tf.errors.ResourceExhaustedError,)
         self.device_name, self.physical = self._open(tf)
         # float32 means float32: TF32 rounds the products' inputs only where the precision says so
-        tf.config.experimental.enable_tensor_float_32_execution(numerics.of(self.precision).tensor_float_32)
+        tf.config.experimental.enable_tensor_float_32_execution(precisions.of(self.precision).tensor_float_32)
         import tensorlayer as tl
 
         self.tl = tl
@@ -47,8 +42,8 @@ class TensorFlow(Framework):
             tf.keras.utils.set_random_seed(seed)  # weights, dropout masks, shuffling
 
     def _open(self, tf):
-        index = self.device.gpu_index()
-        if index is None:
+        index = self.device.index
+        if not self.device.platform.accelerator:
             # must precede anything that initialises the TF runtime (tensorlayer does); a process
             # that already ran TensorFlow (a test) keeps its threads, and the record says which
             try:
@@ -106,7 +101,7 @@ class TensorFlow(Framework):
 
     def environment(self) -> dict:
         tf = self.tf
-        env = _versions(tf, self.tl, self.physical, self.device.gpu_index())
+        env = _versions(tf, self.tl, self.physical, self.device.index)
         env["tf32"] = bool(tf.config.experimental.tensor_float_32_execution_enabled())
         env["tf_intra_op_threads"] = tf.config.threading.get_intra_op_parallelism_threads()
         env["tf_inter_op_threads"] = tf.config.threading.get_inter_op_parallelism_threads()
@@ -172,7 +167,7 @@ def _keras_version() -> str | None:
         return None
 
 
-def _operation(tf, product: model.Product, dtype: str = "float32"):
+def _operation(tf, product: workloads.Product, dtype: str = "float32"):
     """A thunk that runs ``product`` on random operands of ``dtype`` made once."""
 
     def normal(shape):

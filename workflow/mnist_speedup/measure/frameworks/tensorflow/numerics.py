@@ -1,4 +1,4 @@
-"""TensorFlow's side of the precisions (numerics.py says what they mean).
+"""TensorFlow's side of the precisions (precisions.py says what they mean).
 
 TensorLayer's layers know nothing of mixed precision, so
 :func:`cast_layers` wraps the ``forward`` of every layer with weights
@@ -7,15 +7,15 @@ TensorLayer's layers know nothing of mixed precision, so
 
 from __future__ import annotations
 
-from mnist_speedup.measure import numerics
+from mnist_speedup.spec import precisions
 
 
 def cast_layers(tf, net, precision: str) -> None:
     """Make every layer with weights of ``net`` compute in the precision's
     low dtype, with its float32 weights cast on each call."""
-    if not numerics.of(precision).casts:
+    if not precisions.of(precision).casts:
         return
-    dtype = numerics.compute_dtype(precision)
+    dtype = precisions.compute_dtype(precision)
     for layer in net.all_layers:
         if getattr(layer, "W", None) is not None:
             layer.forward = _casting(tf, layer, dtype)
@@ -62,7 +62,7 @@ class DynamicLossScale:
 
     def __init__(self, tf):
         self.tf = tf
-        self.value = tf.Variable(numerics.INITIAL_SCALE, dtype=tf.float32, trainable=False)
+        self.value = tf.Variable(precisions.INITIAL_SCALE, dtype=tf.float32, trainable=False)
         self.good_steps = tf.Variable(0, dtype=tf.int64, trainable=False)
         self.skipped = tf.Variable(0, dtype=tf.int64, trainable=False)
 
@@ -77,7 +77,7 @@ class DynamicLossScale:
         def good():
             apply_fn(grads)
             self.good_steps.assign_add(1)
-            grow = self.good_steps >= numerics.GROWTH_STEPS
+            grow = self.good_steps >= precisions.GROWTH_STEPS
             self.value.assign(tf.where(grow, self.value * 2.0, self.value))
             self.good_steps.assign(tf.where(grow, tf.constant(0, tf.int64), self.good_steps))
 
@@ -97,4 +97,4 @@ class DynamicLossScale:
 
 def loss_scale(tf, precision: str):
     """The loss scaling a precision needs."""
-    return DynamicLossScale(tf) if numerics.scales_loss(precision) else NoScaling(tf)
+    return DynamicLossScale(tf) if precisions.scales_loss(precision) else NoScaling(tf)

@@ -4,9 +4,10 @@ This module is the run's one owner. It defines
 - the run's spec (:class:`RunSpec`): its fields are the params that rerun
   training, and the ones marked ``compared`` must be equal for two runs to
   be compared at all (like with like);
-- the record's schema version and the fields a record must have;
-- where a record lives (:data:`RUN_PATH`, under ``results/<experiment>/``);
-- how the record is built from what the trainer measured (:func:`make_record`).
+- the record's schema version;
+- where a record lives (:data:`RUN_PATH`, under ``results/<experiment>/``).
+
+How the record is built from what the trainer measured is measure/record.py's.
 
 Its flat row in summary.csv is summary.py's (the aggregation's, not the training's).
 
@@ -22,8 +23,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mnist_speedup.measure.devices import LABEL_PATTERN
-from mnist_speedup.records import seal
+from mnist_speedup.spec import schema
+from mnist_speedup.spec.devices import LABEL_PATTERN
 
 #: 3: runs carry their workload (runs/<workload>/<device>/...); 2 had the MLP only
 SCHEMA_VERSION = 3
@@ -111,8 +112,6 @@ class RunSpec:
     @classmethod
     def with_defaults(cls, **fields) -> RunSpec:
         """A spec with every setting not given taken from the schema's defaults."""
-        from mnist_speedup.config import schema
-
         return cls(**{k: schema.default(k) for k in cls.settings() if k not in fields} | fields)
 
     @classmethod
@@ -124,8 +123,6 @@ class RunSpec:
     def params(self) -> dict:
         """The spec as a canonical value (keys sorted at every depth), so
         that only a changed value, never a key order, reruns a run."""
-        from mnist_speedup.config.sources import canonical
-
         return canonical(dataclasses.asdict(self))
 
     def name(self) -> str:
@@ -140,23 +137,13 @@ class RunSpec:
 #: what must be equal for two runs to be compared at all
 #: (the workload's spec is compared among the runs of one workload)
 COMPARED = tuple(f.name for f in dataclasses.fields(RunSpec) if f.metadata.get("compared")) + ("data_digest",)
-#: what may differ, with a warning: part of a speedup may be the software
-#: (a framework's own fields only between devices of that framework)
-SOFTWARE = ("tensorflow", "tensorlayer", "keras", "jax", "jaxlib", "optax", "numpy", "python", "training_code")
 
 
-def make_record(spec: RunSpec, measured: dict, *, lock_wait_s: float, training_code: str, data_digest: str) -> dict:
-    """The sealed record of one run: its spec, what the trainer measured
-    (``trainer.run``), and where it came from."""
-    spec_fields = dataclasses.asdict(spec)
-    record = {
-        "schema_version": SCHEMA_VERSION,
-        **spec_fields,
-        "device_spec": dict(spec.device_spec),
-        "workload_spec": dict(spec.workload_spec),
-        **measured,
-        "lock_wait_s": lock_wait_s,
-        "training_code": training_code,
-        "data_digest": data_digest,
-    }
-    return seal.seal(record)
+def canonical(value):
+    """``value`` with the keys of every mapping sorted, at every depth: as a
+    param, only a changed value reruns a job, never a key order."""
+    if isinstance(value, dict):
+        return {k: canonical(value[k]) for k in sorted(value, key=str)}
+    if isinstance(value, list):
+        return [canonical(v) for v in value]
+    return value

@@ -7,9 +7,9 @@ import time
 
 import numpy as np
 
-from mnist_speedup.measure import model
 from mnist_speedup.measure.frameworks.base import Training
-from mnist_speedup.measure.frameworks.tf_numerics import cast_layers, loss_scale
+from mnist_speedup.measure.frameworks.tensorflow import networks
+from mnist_speedup.measure.frameworks.tensorflow.numerics import cast_layers, loss_scale
 
 OPTIMIZER = "tf.compat.v1.train.AdamOptimizer (fused ResourceApplyAdam kernel, as in the original TF1 code)"
 
@@ -37,31 +37,28 @@ class TfTraining(Training):
     loop_words = "tf.range loop"
 
     def __init__(self, framework, spec, data, steps, setup):
-        tf = framework.tf
-        self.framework, self.tf, self.spec, self.data, self.steps, self.setup = framework, tf, spec, data, steps, setup
-        self.per_call, self.calls = spec.calls_per_epoch(steps)
-        self.workload = model.of(spec.workload_spec)
-        t = time.perf_counter()
-        self.net = self.workload.build(tf, framework.tl)
-        cast_layers(tf, self.net, framework.precision)
-        self.scaler = loss_scale(tf, framework.precision)
-        self.optimizer = make_optimizer(tf, spec)
-        self.step_count = tf.Variable(0, dtype=tf.int64, trainable=False)  # every optimizer step, counted
-        setup["build_s"] = time.perf_counter() - t
+        super().__init__(framework, spec, data, steps, setup)
+        tf = self.tf = framework.tf
+        with self.timed("build_s"):
+            self.net = networks.build(tf, framework.tl, self.workload)
+            cast_layers(tf, self.net, framework.precision)
+            self.scaler = loss_scale(tf, framework.precision)
+            self.optimizer = make_optimizer(tf, spec)
+            self.step_count = tf.Variable(0, dtype=tf.int64, trainable=False)  # every optimizer step, counted
         self._place_data()
         self._compile()
 
     def _place_data(self) -> None:
         """The training set on the device, once (also for the host
         pipeline: the host-overhead measurement uses it, after the timing)."""
-        tf, t = self.tf, time.perf_counter()
-        self.x, self.y = tf.constant(self.data["x_train"]), tf.constant(self.data["y_train"])
-        if self.framework.physical is not None:  # copy to the GPU now, not in the first step
-            self.x, self.y = tf.identity(self.x), tf.identity(self.y)
-        self.indices = tf.range(len(self.data["x_train"]))
-        self.rng = np.random.default_rng(self.spec.seed)  # the host pipeline's shuffle
-        self.sync()
-        self.setup["data_to_device_s"] = time.perf_counter() - t
+        tf = self.tf
+        with self.timed("data_to_device_s"):
+            self.x, self.y = tf.constant(self.data["x_train"]), tf.constant(self.data["y_train"])
+            if self.framework.physical is not None:  # copy to the GPU now, not in the first step
+                self.x, self.y = tf.identity(self.x), tf.identity(self.y)
+            self.indices = tf.range(len(self.data["x_train"]))
+            self.rng = np.random.default_rng(self.spec.seed)  # the host pipeline's shuffle
+            self.sync()
 
     def _step(self, xb, yb):
         """One step: the products in the device's precision, the softmax and

@@ -6,9 +6,9 @@ import time
 
 import numpy as np
 
-from mnist_speedup.measure import model, numerics
-from mnist_speedup.measure.frameworks import jax_model
 from mnist_speedup.measure.frameworks.base import EVAL_CHUNK, Training
+from mnist_speedup.measure.frameworks.jax import networks
+from mnist_speedup.spec import precisions
 
 #: why a JAX CPU device runs a network with convolutions one step per call
 CPU_CONV_NOTE = (
@@ -21,38 +21,27 @@ class JaxTraining(Training):
     loop_words = "lax.fori_loop"
 
     def __init__(self, framework, spec, data, steps, setup):
-        jax = framework.jax
-        self.framework, self.jax, self.spec, self.data, self.steps, self.setup = (
-            framework,
-            jax,
-            spec,
-            data,
-            steps,
-            setup,
-        )
-        self.per_call, self.calls = spec.calls_per_epoch(steps)
-        self.workload = model.of(spec.workload_spec)
+        super().__init__(framework, spec, data, steps, setup)
+        jax = self.jax = framework.jax
         # the epoch's loop on the host, one compiled step per call
-        self.host_loop = framework.device.gpu_index() is None and self.workload.has_convolutions()
+        self.host_loop = not framework.device.platform.accelerator and self.workload.has_convolutions()
         if self.host_loop and self.per_call > 1:
             self.per_call, self.calls = 1, steps
             self.loop_note = CPU_CONV_NOTE
-        self.dtype = numerics.compute_dtype(framework.precision)
-        t = time.perf_counter()
-        self.shuffle_key, dropout_key = jax.random.split(jax.random.PRNGKey(spec.seed))
-        params = jax_model.init_params(jax, self.workload, spec.seed)
-        optimizer = jax_model.tf_adam(jax, spec.learning_rate, spec.adam["beta_1"], spec.adam["beta_2"],
-                                      spec.adam["epsilon"])  # fmt: skip
-        self.state = framework.put({"params": params, "opt": optimizer.init(params), "key": dropout_key,
-                                    "scaling": jax_model.initial_scaling(jax, framework.precision),
-                                    "steps": jax.numpy.int32(0)})  # fmt: skip
-        self._step = jax_model.make_step(jax, self.workload, optimizer, framework.precision)
-        setup["build_s"] = time.perf_counter() - t
-        t = time.perf_counter()
-        self.x, self.y = framework.put(data["x_train"]), framework.put(data["y_train"].astype(np.int32))
-        self.rng = np.random.default_rng(spec.seed)  # the host pipeline's shuffle
-        self.sync()
-        setup["data_to_device_s"] = time.perf_counter() - t
+        self.dtype = precisions.compute_dtype(framework.precision)
+        with self.timed("build_s"):
+            self.shuffle_key, dropout_key = jax.random.split(jax.random.PRNGKey(spec.seed))
+            params = networks.init_params(jax, self.workload, spec.seed)
+            optimizer = networks.tf_adam(jax, spec.learning_rate, spec.adam["beta_1"], spec.adam["beta_2"],
+                                         spec.adam["epsilon"])  # fmt: skip
+            self.state = framework.put({"params": params, "opt": optimizer.init(params), "key": dropout_key,
+                                        "scaling": networks.initial_scaling(jax, framework.precision),
+                                        "steps": jax.numpy.int32(0)})  # fmt: skip
+            self._step = networks.make_step(jax, self.workload, optimizer, framework.precision)
+        with self.timed("data_to_device_s"):
+            self.x, self.y = framework.put(data["x_train"]), framework.put(data["y_train"].astype(np.int32))
+            self.rng = np.random.default_rng(spec.seed)  # the host pipeline's shuffle
+            self.sync()
         self._compile()
 
     def _compile(self) -> None:
@@ -71,7 +60,7 @@ class JaxTraining(Training):
         self._calls = jax.jit(train_calls)
         self._one = jax.jit(lambda state, x, y, order, i: step(state, x[order[i]], y[order[i]]))
         self._batch = jax.jit(step)
-        self._eval = jax.jit(lambda params, x, y: jax_model.eval_chunk(jax, workload, params, x, y, dtype))
+        self._eval = jax.jit(lambda params, x, y: networks.eval_chunk(jax, workload, params, x, y, dtype))
         n = self.x.shape[0]
         self._shuffle = jax.jit(lambda key: jax.random.permutation(key, n))
 
@@ -136,7 +125,7 @@ class JaxTraining(Training):
         return int(self.state["scaling"]["skipped"])
 
     def loss_scaling(self) -> dict | None:
-        if not numerics.scales_loss(self.framework.precision):
+        if not precisions.scales_loss(self.framework.precision):
             return None
         return {"skipped_steps": self.skipped_steps(), "final_scale": float(self.state["scaling"]["scale"])}
 

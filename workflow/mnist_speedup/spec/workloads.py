@@ -4,7 +4,8 @@ A workload spec is a plain dict from the config's ``workloads:`` mapping:
 ``{"type": "mlp", "hidden": [800, 800], "dropout": [0.2, 0.5, 0.5]}`` or
 ``{"type": "cnn", "filters": [32, 64], ...}``. Each type is one
 :class:`Workload` subclass registered in :data:`TYPES`: its defaults and
-checks, its words, how TensorLayer builds it, and the products (matrix
+checks, its words, its network as a list of :class:`Layer` (which each framework
+builds in its own folder), and the products (matrix
 products and convolutions) of one training step, from which both the FLOP
 count and the calibration's shapes come. Nothing outside this module asks
 which type a workload is; a new network is one class here.
@@ -32,6 +33,46 @@ _ADAM_FLOPS_PER_PARAM = 12  # m, v moments, bias corrections folded, sqrt, divid
 _SOFTMAX_XENT_FLOPS_PER_LOGIT = 5  # max-subtract, exp, sum, divide/log, label pick (fwd + bwd)
 _RELU_FLOPS = 1  # fwd compare; bwd mask multiply counted as 1 more
 _DROPOUT_FLOPS = 1  # multiply by mask/keep (fwd), same again bwd
+
+
+#: TensorLayer 2.2.5's initial weights, which every framework draws: a normal cut at two standard
+#: deviations (tl.layers.Dense's W_init 0.05, Conv2d's 0.02); every bias starts at 0
+DENSE_STDDEV = 0.05
+CONV_STDDEV = 0.02
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One layer of a network, as every framework builds it.
+
+    ``dense``: ``inputs`` -> ``units``; ``conv``: ``inputs`` channels ->
+    ``units`` filters, ``kernel`` x ``kernel``, stride 1, SAME; both with
+    ``relu`` or not, weights from a truncated normal of ``stddev``.
+    ``max_pool``: ``pool`` x ``pool``, stride ``pool``, VALID. ``dropout``:
+    drop with probability ``rate`` in training (kept units scaled by
+    1/(1-rate)), nothing in evaluation. ``flatten``: NHWC to a row per image."""
+
+    kind: str
+    units: int = 0
+    inputs: int = 0
+    kernel: int = 0
+    relu: bool = False
+    stddev: float = 0.0
+    rate: float = 0.0
+    pool: int = 0
+
+    @property
+    def weight_shape(self) -> tuple[int, ...] | None:
+        """The weights' shape (HWIO for a convolution; None: no weights)."""
+        if self.kind == "dense":
+            return (self.inputs, self.units)
+        if self.kind == "conv":
+            return (self.kernel, self.kernel, self.inputs, self.units)
+        return None
+
+
+def dense(inputs: int, units: int, relu: bool) -> Layer:
+    return Layer("dense", units=units, inputs=inputs, relu=relu, stddev=DENSE_STDDEV)
 
 
 class WorkloadError(ValueError):
@@ -107,7 +148,9 @@ class Workload:
     def check(self, label: str, fail) -> None:
         """Refuse a spec that cannot be built: ``fail(key, problem, fix)``."""
 
-    def build(self, tf, tl):
+    def network(self) -> list[Layer]:
+        """The network as a list of layers, from the input on: what every
+        framework builds (frameworks/<name>/networks.py), with nothing to ask of the type."""
         raise NotImplementedError
 
     # -- shared ---------------------------------------------------------------
@@ -162,6 +205,14 @@ class Mlp(Workload):
     def products(self, batch_size: int) -> list[Product]:
         return _dense_products(batch_size, self.layers, first_needs_input_grad=False)
 
+    def network(self) -> list[Layer]:
+        out, last = [], len(self.layers) - 1
+        for n, ((i, o), rate) in enumerate(zip(self.layers, self.spec["dropout"])):
+            if rate > 0:
+                out.append(Layer("dropout", rate=rate))
+            out.append(dense(i, o, relu=n < last))
+        return out
+
     def n_parameters(self) -> int:
         return sum(i * o + o for i, o in self.layers)
 
@@ -176,15 +227,6 @@ class Mlp(Workload):
             fail(f"workloads.{label}.dropout", f"has {len(dropout)} rates for {len(hidden)} hidden layers",
                  f"give {len(hidden) + 1} rates: one for the input and one after each hidden layer, "
                  f"e.g. {[0.2] + [0.5] * len(hidden)}")  # fmt: skip
-
-    def build(self, tf, tl):
-        ni = tl.layers.Input([None, N_INPUTS])
-        nn = ni
-        for width, rate in zip([*self.spec["hidden"], None], self.spec["dropout"]):
-            if rate > 0:
-                nn = tl.layers.Dropout(keep=1.0 - rate)(nn)
-            nn = tl.layers.Dense(n_units=width or N_CLASSES, act=tf.nn.relu if width else None)(nn)
-        return tl.models.Model(inputs=ni, outputs=nn)
 
 
 class Cnn(Workload):
@@ -228,6 +270,18 @@ class Cnn(Workload):
                 out.append(Product("conv_input", shape))
         return out + _dense_products(b, self.dense_layers, first_needs_input_grad=True)
 
+    def network(self) -> list[Layer]:
+        k, p = self.spec["kernel"], self.spec["pool"]
+        out = []
+        for _, cin, cout in self._convs():
+            out += [Layer("conv", units=cout, inputs=cin, kernel=k, relu=True, stddev=CONV_STDDEV),
+                    Layer("max_pool", pool=p)]  # fmt: skip
+        (flat, hidden), (_, classes) = self.dense_layers
+        out += [Layer("flatten"), dense(flat, hidden, relu=True)]
+        if self.spec["dropout"] > 0:
+            out.append(Layer("dropout", rate=self.spec["dropout"]))
+        return out + [dense(hidden, classes, relu=False)]
+
     def n_parameters(self) -> int:
         k = self.spec["kernel"]
         conv = sum(k * k * cin * cout + cout for _, cin, cout in self._convs())
@@ -250,21 +304,6 @@ class Cnn(Workload):
                  f"{len(self.spec['filters'])} conv layers, each pooled by {self.spec['pool']}, leave no spatial "
                  f"size (28 -> {' -> '.join(str(s) for s in sides[1:])})",
                  "use fewer conv layers or a smaller pool, e.g. filters: [32, 64] with pool: 2")  # fmt: skip
-
-    def build(self, tf, tl):
-        k, p = self.spec["kernel"], self.spec["pool"]
-        ni = tl.layers.Input([None, *self.input_shape])
-        nn = ni
-        for filters in self.spec["filters"]:
-            nn = tl.layers.Conv2d(n_filter=filters, filter_size=(k, k), strides=(1, 1), act=tf.nn.relu,
-                                  padding="SAME")(nn)  # fmt: skip
-            nn = tl.layers.MaxPool2d(filter_size=(p, p), strides=(p, p), padding="VALID")(nn)
-        nn = tl.layers.Flatten()(nn)
-        nn = tl.layers.Dense(n_units=self.spec["dense"], act=tf.nn.relu)(nn)
-        if self.spec["dropout"] > 0:
-            nn = tl.layers.Dropout(keep=1.0 - self.spec["dropout"])(nn)
-        nn = tl.layers.Dense(n_units=N_CLASSES, act=None)(nn)
-        return tl.models.Model(inputs=ni, outputs=nn)
 
 
 #: every workload type, by its ``type:`` in the config

@@ -21,31 +21,19 @@ from __future__ import annotations
 
 import os
 
-from mnist_speedup.measure import numerics
 from mnist_speedup.measure.frameworks.base import DeviceError, Framework, NoDeviceMemory
-from mnist_speedup.measure.frameworks.jax_training import JaxTraining
+from mnist_speedup.measure.frameworks.jax.training import JaxTraining
+from mnist_speedup.spec import precisions
 
 
 class Jax(Framework):
     name = "jax"
-    words = "JAX"
-    software = ("jax", "jaxlib", "optax")
-    modules = ("jax", "optax")
-    extra = "jax"
-    conda_envs = {"cpu": "../../envs/jax.yaml", "gpu": "../../envs/jax-gpu.yaml"}
     optimizer = "Adam as TensorFlow's fused kernel updates (epsilon hat), an optax GradientTransformation"
-    default_jit_compile = True
-
-    @classmethod
-    def check_spec(cls, label: str, spec: dict, fail) -> None:
-        if spec.get("jit_compile") is False:
-            fail(f"devices.{label}.jit_compile", "is false, but JAX always compiles the training step with XLA",
-                 "leave jit_compile out for a JAX device (or use framework: tensorflow to compare without XLA)")  # fmt: skip
 
     def __init__(self, device_spec: dict, *, deterministic: bool = False, seed: int | None = None):
         super().__init__(device_spec, deterministic=deterministic, seed=seed)
-        index = self.device.gpu_index()
-        if index is None:
+        index = self.device.index
+        if not self.device.platform.accelerator:
             os.environ["JAX_PLATFORMS"] = "cpu"
             cores = sorted(os.sched_getaffinity(0))[: self.device.threads]
             os.sched_setaffinity(0, cores)
@@ -57,7 +45,7 @@ class Jax(Framework):
 
         self.jax = jax
         self.compilation_cache = _use_compilation_cache(jax)
-        precision = numerics.of(self.precision)
+        precision = precisions.of(self.precision)
         # float32 means float32 (JAX's GPU default is not); TF32 where asked; mixed: the cast decides
         self.matmul_precision = (
             "tensorfloat32" if precision.tensor_float_32 else "default" if precision.casts else "highest"
@@ -68,7 +56,7 @@ class Jax(Framework):
         jax.config.update("jax_default_device", self.target)
 
     def _open(self, jax, index):
-        if index is None:
+        if not self.device.platform.accelerator:
             return jax.devices("cpu")[0]
         try:
             gpus = jax.devices("gpu")
@@ -138,7 +126,7 @@ class Jax(Framework):
             self.jax.block_until_ready(result)
 
     def memory_reader(self):
-        return JaxGpuMemory(self.target) if self.device.gpu_index() is not None else NoDeviceMemory()
+        return JaxGpuMemory(self.target) if self.device.platform.accelerator else NoDeviceMemory()
 
     def environment(self) -> dict:
         from importlib import metadata
@@ -150,8 +138,8 @@ class Jax(Framework):
                "jax_backend": target.platform, "jax_device": str(target),
                "jax_matmul_precision": self.matmul_precision, "jax_cpu_cores": len(os.sched_getaffinity(0)),
                "jax_compilation_cache": self.compilation_cache}  # fmt: skip
-        index = self.device.gpu_index()
-        if index is not None:
+        index = self.device.index
+        if self.device.platform.accelerator:
             cc = getattr(target, "compute_capability", None)
             env.update(gpu_name=getattr(target, "device_kind", None) or environment.gpu_name(index),
                        gpu_compute_capability=str(cc) if cc else None, gpu_driver=environment.gpu_driver(index),

@@ -3,11 +3,12 @@
 A device spec is a plain dict from the config: ``{"type": "cpu", "threads":
 N}`` or ``{"type": "gpu", "index": I}``. Each type is one :class:`Device`
 subclass, registered in :data:`TYPES`, that says everything that differs
-between types: its threads, its process environment, which accelerator
-it is (frameworks/ opens it), its energy and interference meters, how it is
-described in words, its cluster resources and its config checks. Nothing
-outside this module asks which type a device is; a new type (an Apple GPU,
-a TPU) is one class here.
+between types: its platform (spec/platforms.py: how a framework opens it, which
+meters apply, which environment file installs it), its threads, its process
+environment, its card's ``index``, how it is described in words, its cluster
+resources and its config checks. Nothing outside this module asks which type a
+device is; a new type (an AMD or Apple GPU) is one class here on a new platform
+(spec/platforms.py says what else that takes).
 
 GPU detection is gpus.py's (nvidia-smi: fast, no CUDA context).
 """
@@ -17,7 +18,9 @@ from __future__ import annotations
 import os
 import re
 
-from mnist_speedup.measure.gpus import detect_gpus, gpu_uuid
+from mnist_speedup.spec import frameworks, precisions
+from mnist_speedup.spec.gpus import compute_capability, detect_gpus
+from mnist_speedup.spec.platforms import PLATFORMS, Platform
 
 LABEL_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}"
 _LABEL_RE = re.compile(LABEL_PATTERN + r"\Z")
@@ -59,7 +62,8 @@ class Device:
     ``spec`` is the device's config mapping (``type`` plus the kind's own keys)."""
 
     type: str = ""
-    accelerator: bool = False  # a GPU-like device (its absence is worth a warning)
+    #: what kind of hardware it is: how a framework opens it, its meters, its environment files
+    platform: Platform = PLATFORMS["cpu"]
     compares_with_numpy: bool = False  # calibration also times NumPy's BLAS
     compares_threads: bool = False  # its speed should grow with its threads
 
@@ -78,25 +82,15 @@ class Device:
         """Environment variables to set before a framework is imported."""
         return {}
 
-    def gpu_index(self) -> int | None:
-        """The GPU a framework opens (None: the host CPU)."""
+    @property
+    def index(self) -> int | None:
+        """The card a framework opens on an accelerator's platform (None: the host)."""
         return None
 
     @property
     def conda_env(self) -> str:
-        """The conda environment of its jobs (relative to workflow/rules/)."""
-        from mnist_speedup.measure import frameworks
-
-        return frameworks.of(self.spec).conda_envs["gpu" if self.accelerator else "cpu"]
-
-    def energy_meter(self, powercap):
-        raise NotImplementedError
-
-    def interference_meter(self):
-        """What measures other processes' use of this device during an epoch."""
-        from mnist_speedup.measure.interference import CpuInterference
-
-        return CpuInterference()
+        """The conda environment of its jobs (relative to workflow/rules/): its framework's for its platform."""
+        return frameworks.of(self.spec).environments[self.platform.name]
 
     def describe(self, gpu_name: str | None = None) -> str:
         raise NotImplementedError
@@ -114,11 +108,9 @@ class Device:
     def check_numerics(cls, label: str, spec: dict) -> list[str]:
         """Fill in ``framework``, ``precision`` and ``jit_compile``; warnings
         for settings that work but are likely slow."""
-        from mnist_speedup.measure import frameworks
-
         spec.setdefault("framework", frameworks.DEFAULT)
         spec.setdefault("precision", "float32")
-        spec.setdefault("jit_compile", frameworks.of(spec).default_jit_compile)
+        spec.setdefault("jit_compile", frameworks.of(spec).always_compiles)
         return []
 
     def native_precision(self, precision: str, env: dict) -> tuple[bool | None, str]:
@@ -144,14 +136,9 @@ class Cpu(Device):
 
     def process_environment(self) -> dict[str, str]:
         threads = str(self.spec["threads"])
-        # hide every GPU; thread counts for TensorFlow's and NumPy's BLAS
-        return {"CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
-                "OPENBLAS_NUM_THREADS": threads}  # fmt: skip
-
-    def energy_meter(self, powercap):
-        from mnist_speedup.measure.energy import RaplMeter
-
-        return RaplMeter(powercap)
+        # hide every accelerator; thread counts for the frameworks' and NumPy's BLAS
+        hidden = {p.visible_variable: "" for p in PLATFORMS.values() if p.visible_variable}
+        return {**hidden, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads}
 
     def describe(self, gpu_name: str | None = None) -> str:
         threads = self.spec.get("threads")
@@ -160,13 +147,11 @@ class Cpu(Device):
         return f"{int(threads)} thread{'s' if int(threads) != 1 else ''}"
 
     def native_precision(self, precision: str, env: dict) -> tuple[bool | None, str]:
-        from mnist_speedup.measure import numerics
-
-        wanted = numerics.of(precision).cpu_flags
+        wanted = precisions.of(precision).cpu_flags
         if precision == "float32":
             return True, "float32 is native everywhere"
         if wanted is None:
-            return False, f"a CPU has no {numerics.of(precision).words}"
+            return False, f"a CPU has no {precisions.of(precision).words}"
         flags = env.get("cpu_low_precision_flags")
         if flags is None:
             return None, "the CPU's flags were not recorded"
@@ -177,9 +162,7 @@ class Cpu(Device):
 
     @classmethod
     def check_precision(cls, label: str, spec: dict, fail) -> None:
-        from mnist_speedup.measure import numerics
-
-        precision = numerics.of(spec.get("precision"))
+        precision = precisions.of(spec.get("precision"))
         if precision.cpu_flags is None:
             fail(f"devices.{label}.precision", f"{precision.name} is a GPU's (NVIDIA, compute capability "
                  f"{precision.gpu_from[0]}.{precision.gpu_from[1]} and newer); a CPU has no {precision.words}",
@@ -209,7 +192,7 @@ class Cpu(Device):
 
 class Gpu(Device):
     type = "gpu"
-    accelerator = True
+    platform = PLATFORMS["cuda"]
 
     def process_environment(self) -> dict[str, str]:
         # index GPUs as nvidia-smi does, so that `index` means the same card
@@ -224,18 +207,9 @@ class Gpu(Device):
         Compilation, outside the clock, would use more, but is not timed."""
         return 2
 
-    def gpu_index(self) -> int | None:
+    @property
+    def index(self) -> int | None:
         return self.spec["index"]
-
-    def energy_meter(self, powercap):
-        from mnist_speedup.measure.energy import NvmlMeter
-
-        return NvmlMeter(gpu_uuid(self.spec["index"]))
-
-    def interference_meter(self):
-        from mnist_speedup.measure.interference import GpuInterference
-
-        return GpuInterference(gpu_uuid(self.spec["index"]))
 
     def describe(self, gpu_name: str | None = None) -> str:
         return gpu_name or f"GPU {self.spec['index']}"
@@ -245,16 +219,14 @@ class Gpu(Device):
         return {"gpu": 1, **({"gpu_model": model} if model else {})}
 
     def native_precision(self, precision: str, env: dict) -> tuple[bool | None, str]:
-        from mnist_speedup.measure import numerics
-
         if precision == "float32":
             return True, "float32 is native everywhere"
         cc = env.get("gpu_compute_capability")
         if not cc:
             return None, "the GPU's compute capability was not recorded"
-        need = numerics.of(precision).gpu_from
+        need = precisions.of(precision).gpu_from
         if tuple(int(p) for p in str(cc).split(".")[:2]) >= need:
-            return True, f"compute capability {cc} has {numerics.of(precision).words.split()[0]} tensor cores"
+            return True, f"compute capability {cc} has {precisions.of(precision).words.split()[0]} tensor cores"
         return False, f"compute capability {cc} is below {need[0]}.{need[1]}: emulated, expect it slower"
 
     @classmethod
@@ -266,12 +238,10 @@ class Gpu(Device):
         """Refuse a precision the card does not have (tf32 below compute capability
         8.0), where nvidia-smi says which card it is; on a machine without
         the card (a cluster's login node) the record says so after the run."""
-        from mnist_speedup.measure import gpus, numerics
-
-        precision = numerics.of(spec.get("precision"))
+        precision = precisions.of(spec.get("precision"))
         if not precision.tensor_float_32:
             return
-        cc = capability if capability is not None else gpus.compute_capability(spec["index"])
+        cc = capability if capability is not None else compute_capability(spec["index"])
         if cc is not None and tuple(cc) < precision.gpu_from:
             fail(f"devices.{label}.precision", f"tf32 needs compute capability {precision.gpu_from[0]}."
                  f"{precision.gpu_from[1]} or newer, and GPU {spec['index']} has {cc[0]}.{cc[1]}",
@@ -285,16 +255,6 @@ TYPES: dict[str, type[Device]] = {cls.type: cls for cls in (Cpu, Gpu)}
 def of(spec: dict) -> Device:
     """The device of a spec (its ``type`` must be one of :data:`TYPES`)."""
     return TYPES[spec["type"]](spec)
-
-
-def energy_meter(spec: dict, powercap=None):
-    """``(meter, None)`` for the device of ``spec``, or ``(None, reason)``."""
-    from mnist_speedup.measure.energy import POWERCAP, EnergyUnavailable
-
-    try:
-        return of(spec).energy_meter(powercap or POWERCAP), None
-    except EnergyUnavailable as exc:
-        return None, str(exc)
 
 
 def prepare_environment(spec: dict) -> None:
@@ -315,16 +275,14 @@ def cluster_resource(spec: dict, name: str):
 def describe(spec: dict, gpu_name: str | None = None) -> str:
     """What a device is, in words: ``2 threads`` or the GPU's name, with
     its numerics where they are not plain float32 (``2 threads, bf16 mixed``)."""
-    from mnist_speedup.measure import frameworks, numerics
-
     fw = frameworks.of(spec)
-    plain = spec.get("precision") in (None, "float32") and bool(spec.get("jit_compile")) == fw.default_jit_compile
+    plain = spec.get("precision") in (None, "float32") and bool(spec.get("jit_compile")) == fw.always_compiles
     words = of(spec).describe(gpu_name)
     if fw.name != frameworks.DEFAULT:
         words = f"{words}, {fw.words}"
     # XLA is named only where it is a choice (JAX always compiles with it)
-    shown = {**spec, "jit_compile": bool(spec.get("jit_compile")) and not fw.default_jit_compile}
-    return words if plain else f"{words}, {numerics.words(shown)}"
+    shown = {**spec, "jit_compile": bool(spec.get("jit_compile")) and not fw.always_compiles}
+    return words if plain else f"{words}, {precisions.words(shown)}"
 
 
 #: summary.csv's device columns, and the device spec's key each holds: what a record's device must agree on
@@ -341,13 +299,7 @@ def columns(spec: dict, env: dict) -> dict:
     """The device's columns in summary.csv."""
     return {"device_type": spec["type"], "threads": spec.get("threads"), "gpu_index": spec.get("index"),
             "gpu_name": env.get("gpu_name"), "precision": spec.get("precision", "float32"),
-            "jit_compile": bool(spec.get("jit_compile", False)), "framework": _framework(spec)}  # fmt: skip
-
-
-def _framework(spec: dict) -> str:
-    from mnist_speedup.measure import frameworks
-
-    return frameworks.name_of(spec)
+            "jit_compile": bool(spec.get("jit_compile", False)), "framework": frameworks.name_of(spec)}  # fmt: skip
 
 
 def spec_of_row(row) -> dict:

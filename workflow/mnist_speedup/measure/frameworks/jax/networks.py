@@ -11,7 +11,7 @@
 - Adam: TensorFlow's fused kernel's update (the "epsilon hat" form,
   ``lr_t = lr * sqrt(1 - beta2^t) / (1 - beta1^t)``, ``w -= lr_t * m /
   (sqrt(v) + epsilon)``), as an optax transformation.
-- Mixed precision as numerics.py defines it: float32 weights, each layer's
+- Mixed precision as precisions.py defines it: float32 weights, each layer's
   input and weights cast to the low dtype, logits back to float32; float16
   with dynamic loss scaling that skips and counts an overflowing step.
 """
@@ -20,10 +20,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from mnist_speedup.measure import numerics
-
-DENSE_STDDEV = 0.05  # tl.layers.Dense's W_init
-CONV_STDDEV = 0.02  # tl.layers.Conv2d's W_init
+from mnist_speedup.spec import precisions
 
 
 def truncated_normal(rng, shape, stddev: float):
@@ -41,15 +38,9 @@ def init_params(jax, workload, seed: int) -> list[dict]:
     import numpy as np
 
     jnp, rng = jax.numpy, np.random.default_rng(seed)
-    shapes = []
-    if workload.type == "cnn":
-        k = workload.spec["kernel"]
-        shapes += [((k, k, cin, cout), CONV_STDDEV) for _, cin, cout in workload._convs()]
-        shapes += [((i, o), DENSE_STDDEV) for i, o in workload.dense_layers]
-    else:
-        shapes += [((i, o), DENSE_STDDEV) for i, o in workload.layers]
-    return [{"W": jnp.asarray(truncated_normal(rng, shape, stddev)), "b": jnp.zeros(shape[-1], jnp.float32)}
-            for shape, stddev in shapes]  # fmt: skip
+    weighted = [layer for layer in workload.network() if layer.weight_shape]
+    return [{"W": jnp.asarray(truncated_normal(rng, layer.weight_shape, layer.stddev)),
+             "b": jnp.zeros(layer.units, jnp.float32)} for layer in weighted]  # fmt: skip
 
 
 def _dropout(jax, x, rate: float, key):
@@ -74,33 +65,26 @@ def _max_pool(x, pool: int):
 def forward(jax, workload, params, x, dtype: str, key=None):
     """The logits (float32) of ``x``; ``key`` None: evaluation (no dropout)."""
     jnp, lax = jax.numpy, jax.lax
-    layers = len(params)  # one dropout key per layer: no two layers share a mask
-    keys = list(jax.random.split(key, layers)) if key is not None else [None] * layers
-
-    def cast(p):
-        return p["W"].astype(dtype), p["b"].astype(dtype)
-
+    network = workload.network()
+    drops = sum(layer.kind == "dropout" for layer in network)  # one key per dropout: no two share a mask
+    keys = iter(jax.random.split(key, drops) if key is not None and drops else [None] * drops)
+    weights = iter(params)
     x = x.astype(dtype)
-    if workload.type == "cnn":
-        spec, n_conv = workload.spec, len(workload.spec["filters"])
-        for p in params[:n_conv]:
-            w, b = cast(p)
-            x = lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
-            x = jax.nn.relu(x + b)
-            x = _max_pool(x, spec["pool"])
-        x = x.reshape(x.shape[0], -1)
-        w, b = cast(params[n_conv])
-        x = jax.nn.relu(x @ w + b)
-        x = _dropout(jax, x, spec["dropout"], keys[0])
-        w, b = cast(params[n_conv + 1])
-        return (x @ w + b).astype(jnp.float32)
-    rates = workload.spec["dropout"]
-    for i, p in enumerate(params):
-        x = _dropout(jax, x, rates[i], keys[i])
-        w, b = cast(p)
-        x = x @ w + b
-        if i < len(params) - 1:
-            x = jax.nn.relu(x)
+    for layer in network:
+        if layer.kind == "dropout":
+            x = _dropout(jax, x, layer.rate, next(keys))
+        elif layer.kind == "max_pool":
+            x = _max_pool(x, layer.pool)
+        elif layer.kind == "flatten":
+            x = x.reshape(x.shape[0], -1)
+        else:
+            p = next(weights)
+            w, b = p["W"].astype(dtype), p["b"].astype(dtype)
+            if layer.kind == "conv":
+                x = lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")) + b
+            else:
+                x = x @ w + b
+            x = jax.nn.relu(x) if layer.relu else x
     return x.astype(jnp.float32)
 
 
@@ -141,7 +125,7 @@ def tf_adam(jax, learning_rate: float, beta1: float, beta2: float, epsilon: floa
 def initial_scaling(jax, precision: str) -> dict:
     """The loss scaling's state: scale, good steps in a row, skipped steps."""
     jnp = jax.numpy
-    scale = numerics.INITIAL_SCALE if numerics.scales_loss(precision) else 1.0
+    scale = precisions.INITIAL_SCALE if precisions.scales_loss(precision) else 1.0
     return {"scale": jnp.float32(scale), "good": jnp.int32(0), "skipped": jnp.int32(0)}
 
 
@@ -151,7 +135,7 @@ def make_step(jax, workload, optimizer, precision: str):
     import optax
 
     jnp, lax = jax.numpy, jax.lax
-    dtype, dynamic = numerics.compute_dtype(precision), numerics.scales_loss(precision)
+    dtype, dynamic = precisions.compute_dtype(precision), precisions.scales_loss(precision)
 
     def step(state, x, y):
         key, sub = jax.random.split(state["key"])
@@ -174,7 +158,7 @@ def make_step(jax, workload, optimizer, precision: str):
         finite = jnp.all(jnp.array([jnp.all(jnp.isfinite(g)) for g in jax.tree_util.tree_leaves(grads)]))
         params, opt = lax.cond(finite, apply, lambda _: (state["params"], state["opt"]), None)
         good = jnp.where(finite, scaling["good"] + 1, 0)
-        grow = good >= numerics.GROWTH_STEPS
+        grow = good >= precisions.GROWTH_STEPS
         scale = jnp.where(finite, jnp.where(grow, scaling["scale"] * 2.0, scaling["scale"]),
                           jnp.maximum(scaling["scale"] / 2.0, 1.0))  # fmt: skip
         scaling = {"scale": scale, "good": jnp.where(grow, 0, good),

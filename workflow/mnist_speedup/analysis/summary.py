@@ -9,21 +9,21 @@ from __future__ import annotations
 import json
 
 from mnist_speedup.analysis import stats
-from mnist_speedup.measure.run import SOFTWARE
 from mnist_speedup.records import seal
+from mnist_speedup.spec import frameworks
 
 #: the GPU stack, as the loaded libraries report it: compared between devices that both have it
 GPU_SOFTWARE = ("gpu_driver", "cuda_version", "cudnn_version", "cublas_version")
 
 
 def _identity(record: dict) -> dict:
-    from mnist_speedup.measure import devices, model
+    from mnist_speedup.spec import devices, workloads
 
     env = record["environment"]
     return {
         "workload": record["workload"],
         "workload_spec": json.dumps(record["workload_spec"], sort_keys=True),
-        "workload_words": model.words(record["workload_spec"]),
+        "workload_words": workloads.words(record["workload_spec"]),
         "host": env["hostname"],
         "machine_id": env.get("machine_id"),
         "device_label": record["device"],
@@ -101,7 +101,7 @@ def _outcome(record: dict, path, origin: str) -> dict:
         "final_train_loss": q["final_train_loss"],
         "val_accuracy": q["val_accuracy"],
         "test_accuracy": q["test_accuracy"],
-        **{k: env.get(k) for k in SOFTWARE if k != "training_code"},
+        **{k: env.get(k) for k in frameworks.software() if k != "training_code"},
         **{k: env.get(k) for k in GPU_SOFTWARE},
         "training_code": record.get("training_code"),
         "data_digest": record.get("data_digest"),

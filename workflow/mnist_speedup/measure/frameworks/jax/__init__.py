@@ -1,0 +1,1 @@
+"""jax behind the framework seam: see framework.yaml and backend.py."""

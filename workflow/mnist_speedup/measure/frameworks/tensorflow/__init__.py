@@ -1,0 +1,1 @@
+"""tensorflow behind the framework seam: see framework.yaml and backend.py."""

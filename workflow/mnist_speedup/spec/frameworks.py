@@ -1,0 +1,101 @@
+"""Frameworks as the spec floor knows them: each one's declaration, read without importing it.
+
+Each framework is one folder, ``measure/frameworks/<name>/``, whose
+``framework.yaml`` declares what the rest of the workflow needs to know of it
+(its name and words, its software's version fields, the modules it needs and
+the pip extra that installs them, its environment file per platform, whether it
+always compiles with XLA, its own environment fields). This module reads those
+files (data, not code), so that the config's checks, the records' fields, the
+bundles, the report and the schema's enum come from the framework's own words,
+and nothing here imports a framework or anything above the spec floor. The
+classes that train are registered in ``measure/frameworks/__init__.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+#: where each framework's folder lies
+FOLDER = Path(__file__).resolve().parents[1] / "measure" / "frameworks"
+#: the framework of a device spec that names none (the original article's)
+DEFAULT = "tensorflow"
+#: the record's software fields that every framework has (compared between every two devices)
+COMMON_SOFTWARE = ("numpy", "python", "training_code")
+#: the kinds of a framework's own environment fields (records/fields.py checks them)
+FIELD_KINDS = ("text", "flag", "cores")
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """What one framework declares of itself in its framework.yaml."""
+
+    name: str
+    words: str
+    #: the record's environment fields of its own software (compared only between devices of this framework)
+    software: tuple[str, ...]
+    #: the modules it needs, and the pip extra that installs them
+    modules: tuple[str, ...]
+    extra: str
+    #: its conda environment per platform (relative to workflow/rules/)
+    environments: dict
+    #: whether it compiles the training step with XLA whatever `jit_compile` says
+    always_compiles: bool
+    #: what builds its networks, where that is not the framework itself (the report's header)
+    built_with: str
+    #: its own environment fields beyond its software, with their kinds
+    environment: dict
+
+    def missing(self) -> list[str]:
+        """The modules of this framework that cannot be imported here."""
+        return [m for m in self.modules if importlib.util.find_spec(m) is None]
+
+    def check_spec(self, label: str, spec: dict, fail) -> None:
+        """Refuse a device spec this framework cannot run: ``fail(key, problem, fix)``."""
+        if self.always_compiles and spec.get("jit_compile") is False:
+            fail(f"devices.{label}.jit_compile", f"is false, but {self.words} always compiles the training step "
+                 "with XLA", f"leave jit_compile out for a {self.words} device (or use framework: tensorflow to "
+                 "compare without XLA)")  # fmt: skip
+
+
+def _declaration(path: Path) -> Declaration:
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if raw.get("name") != path.parent.name:
+        raise ValueError(f"{path}: declares name {raw.get('name')!r} in folder {path.parent.name!r}; they must agree")
+    bad = {k: v for k, v in (raw.get("environment") or {}).items() if v not in FIELD_KINDS}
+    if bad:
+        raise ValueError(f"{path}: environment fields of unknown kinds {bad}; use one of {FIELD_KINDS}")
+    return Declaration(
+        name=raw["name"], words=raw["words"], software=tuple(raw["software"]), modules=tuple(raw["modules"]),
+        extra=raw["extra"], environments=dict(raw["environments"]), always_compiles=bool(raw.get("always_compiles")),
+        built_with=raw.get("built_with") or raw["words"], environment=dict(raw.get("environment") or {}),
+    )  # fmt: skip
+
+
+@functools.cache
+def declarations() -> dict[str, Declaration]:
+    """Every framework, by the name a device spec gives in ``framework``, from its folder's framework.yaml."""
+    return {d.name: d for d in map(_declaration, sorted(FOLDER.glob("*/framework.yaml")))}
+
+
+def names() -> list[str]:
+    return sorted(declarations())
+
+
+def name_of(device_spec: dict) -> str:
+    """The framework a device spec trains with (a record made before frameworks existed names none: TensorFlow)."""
+    return device_spec.get("framework") or DEFAULT
+
+
+def of(device_spec: dict) -> Declaration:
+    return declarations()[name_of(device_spec)]
+
+
+def software() -> tuple[str, ...]:
+    """Every software field a record may carry: each framework's own, then the common ones."""
+    own = (f for d in declarations().values() for f in d.software)
+    return tuple(dict.fromkeys((*own, *COMMON_SOFTWARE)))
