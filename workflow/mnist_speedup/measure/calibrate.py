@@ -97,7 +97,7 @@ def measure(spec: dict, workload_spec: dict, batch_sizes: list[int], square_size
         result = workload_rate(framework, workload, bs, repeats, dtype=dtype)
         by_batch[str(bs)] = result
         log(f"batch {bs}: {result['flops_per_s_median'] / 1e9:.1f} GFLOP/s in {dtype} at the shapes of "
-            f"{workload.words()} ({framework.words})")  # fmt: skip
+            f"{workload.words()} ({framework.declaration.words})")  # fmt: skip
         with_numpy = devices.of(spec).compares_with_numpy and dtype == "float32"  # NumPy has no bfloat16
         numpy = numpy_rate(workload, bs, repeats) if with_numpy else None
         if numpy:

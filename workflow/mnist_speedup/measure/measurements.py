@@ -83,4 +83,5 @@ def loop_description(input_pipeline: str, per_call: int, calls: int, loop_words:
         return "one compiled call per step, each batch sliced in host memory and copied (as the original)"
     if calls == 1:
         return f"the whole epoch in one compiled call ({loop_words}, batches gathered on the device)"
-    return f"{per_call} steps per compiled call, {calls} calls per epoch (batches gathered on the device)"
+    steps = f"{per_call} step{'s' if per_call != 1 else ''}"
+    return f"{steps} per call ({loop_words}), {calls} calls per epoch (batches gathered on the device)"

@@ -1,6 +1,6 @@
-"""Frameworks: everything that differs between TensorFlow and JAX, behind one seam.
+"""Frameworks: everything that differs between TensorFlow, JAX and PyTorch, behind one seam.
 
-Each framework is one folder here (``tensorflow/``, ``jax/``) with
+Each framework is one folder here (``tensorflow/``, ``jax/``, ``pytorch/``) with
 - ``framework.yaml``: its declaration (name, software, modules, extra,
   environments per platform), which spec/frameworks.py reads without importing it;
 - ``backend.py``: one :class:`~.base.Framework` subclass that opens the device,
@@ -20,11 +20,12 @@ from __future__ import annotations
 
 from mnist_speedup.measure.frameworks.base import DeviceError, Framework
 from mnist_speedup.measure.frameworks.jax.backend import Jax
+from mnist_speedup.measure.frameworks.pytorch.backend import PyTorch
 from mnist_speedup.measure.frameworks.tensorflow.backend import TensorFlow
 from mnist_speedup.spec.frameworks import name_of
 
 #: every framework class, by the name its declaration gives (tests/test_frameworks.py: the same names)
-TYPES: dict[str, type[Framework]] = {cls.name: cls for cls in (TensorFlow, Jax)}
+TYPES: dict[str, type[Framework]] = {cls.name: cls for cls in (TensorFlow, Jax, PyTorch)}
 
 __all__ = ["TYPES", "DeviceError", "Framework", "of", "open_device"]
 

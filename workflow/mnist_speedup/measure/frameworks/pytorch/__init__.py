@@ -1,0 +1,1 @@
+"""PyTorch behind the framework seam: see framework.yaml and backend.py."""

@@ -1,0 +1,148 @@
+"""PyTorch, eager or with torch.compile, behind the seam.
+
+Opening, before ``import torch``'s first CUDA call: a CPU device sets the
+intra-op threads to its ``threads`` and the inter-op threads to 1 (the
+training step has no independent operators to overlap; more would be threads
+beyond the device's cores), and hides the GPUs; a GPU device opens
+``cuda:<index>`` (CUDA numbers the cards as nvidia-smi does). ``float32``
+turns TF32 off for both matrix products and cuDNN (PyTorch leaves cuDNN's TF32
+on by default); ``tf32`` turns both on. ``deterministic`` asks for
+deterministic algorithms (and cuBLAS's fixed workspace).
+
+``jit_compile: true`` compiles the network's forward and backward with
+``torch.compile`` (static shapes; the warm-up compiles outside the clock and a
+recompilation inside an epoch is an error, not a silent fallback). Inductor's
+cache is shared by every run of one machine (MNIST_SPEEDUP_TORCH_CACHE
+overrides the folder); the record says whether it was cold or warm.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from mnist_speedup.measure.frameworks.base import DeviceError, Framework, NoDeviceMemory
+from mnist_speedup.measure.frameworks.pytorch import numerics
+from mnist_speedup.measure.frameworks.pytorch.training import TorchTraining
+from mnist_speedup.spec import precisions
+
+#: where torch.compile keeps its compiled kernels between the runs' processes (the variable overrides)
+CACHE_VARIABLE = "MNIST_SPEEDUP_TORCH_CACHE"
+
+
+class PyTorch(Framework):
+    name = "pytorch"
+    optimizer = ("torch.optim.Adam (PyTorch's own update: epsilon added to the bias-corrected second moment, "
+                 "where TensorFlow's fused kernel adds it before the correction)")  # fmt: skip
+
+    def __init__(self, device_spec: dict, *, deterministic: bool = False, seed: int | None = None):
+        super().__init__(device_spec, deterministic=deterministic, seed=seed)
+        if deterministic:
+            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        self.compile = bool(device_spec.get("jit_compile"))
+        self.compile_cache, self.cache_was_warm = _use_compile_cache() if self.compile else (None, False)
+        import torch
+        import torch._dynamo  # noqa: F401  (torch.optim imports it at its first optimizer: 1.6 s, an import)
+
+        self.torch = torch
+        self.out_of_memory = (torch.cuda.OutOfMemoryError,)
+        self.target = self._open(torch)
+        tf32 = precisions.of(self.precision).tensor_float_32
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        torch.backends.cudnn.allow_tf32 = tf32
+        torch.set_float32_matmul_precision("high" if tf32 else "highest")
+        if deterministic:
+            torch.use_deterministic_algorithms(True)
+        if seed is not None:
+            torch.manual_seed(seed)
+
+    def _open(self, torch):
+        if not self.device.platform.accelerator:
+            torch.set_num_threads(self.device.threads)
+            try:
+                torch.set_num_interop_threads(1)
+            except RuntimeError:  # a process that already ran PyTorch (a test) keeps its pool; the record says which
+                pass
+            return torch.device("cpu")
+        index = self.device.index
+        if not torch.cuda.is_available():
+            raise DeviceError(
+                f"a GPU (index {index}) was requested but PyTorch sees no GPU (torch {torch.__version__}, built "
+                f"with CUDA {torch.version.cuda}). Fix: install a CUDA build of torch (pip install -e '.[pytorch]') "
+                "on a machine with an NVIDIA driver, or remove the gpu device from `devices`."
+            )
+        count = torch.cuda.device_count()
+        if index >= count:
+            raise DeviceError(f"GPU index {index} does not exist: PyTorch sees {count} GPU(s), indices "
+                              f"0..{count - 1}. Fix: set devices.<label>.index to one of those.")  # fmt: skip
+        torch.cuda.set_device(index)
+        return torch.device("cuda", index)
+
+    def sync(self, _result=None) -> None:
+        if self.target.type == "cuda":
+            self.torch.cuda.synchronize(self.target)
+
+    def training(self, spec, data, steps, setup):
+        return TorchTraining(self, spec, data, steps, setup)
+
+    def product_rate_function(self, products, dtype: str):
+        thunks = [numerics.product(self.torch, p, self.target, dtype) for p in products]
+        return (lambda: [run() for run in thunks]), self.sync
+
+    def square_rate_function(self, n: int, dtype: str):
+        a, b = numerics.operands(self.torch, [(n, n), (n, n)], self.target, dtype)
+        return (lambda: a @ b), self.sync
+
+    def memory_reader(self):
+        return TorchGpuMemory(self.torch, self.target) if self.target.type == "cuda" else NoDeviceMemory()
+
+    def environment(self) -> dict:
+        from mnist_speedup.measure import environment
+
+        torch = self.torch
+        env = {"torch": torch.__version__, "torch_cuda": torch.version.cuda,
+               "torch_cudnn": str(torch.backends.cudnn.version()) if torch.backends.cudnn.is_available() else None,
+               "torch_intra_op_threads": torch.get_num_threads(), "torch_inter_op_threads": torch.get_num_interop_threads(),
+               "torch_omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+               "torch_matmul_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+               "torch_cudnn_tf32": bool(torch.backends.cudnn.allow_tf32), "torch_device": str(self.target),
+               "torch_compile": self.compile_state(), "torch_compile_cache": self.compile_cache}  # fmt: skip
+        if self.target.type == "cuda":
+            index = self.device.index
+            major, minor = torch.cuda.get_device_capability(self.target)
+            env.update(gpu_name=torch.cuda.get_device_name(self.target), gpu_compute_capability=f"{major}.{minor}",
+                       gpu_driver=environment.gpu_driver(index), cuda_version=torch.version.cuda,
+                       cudnn_version=env["torch_cudnn"])  # fmt: skip
+        return env
+
+    def compile_state(self) -> str:
+        """``off``, or whether torch.compile found its cache ``cold`` (empty) or ``warm`` when this run opened."""
+        if not self.compile:
+            return "off"
+        return "warm" if self.cache_was_warm else "cold"
+
+
+def _use_compile_cache() -> tuple[str, bool]:
+    """Inductor's and Triton's caches in one folder per torch version, shared by the runs of this
+    machine: the folder, and whether it held anything yet (a warm cache)."""
+    from importlib import metadata
+
+    try:
+        version = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    folder = os.environ.get(CACHE_VARIABLE) or str(Path.home() / ".cache" / "mnist-speedup" / f"torch-{version}")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = folder
+    os.environ.setdefault("TRITON_CACHE_DIR", str(Path(folder) / "triton"))
+    return folder, Path(folder).is_dir() and any(Path(folder).iterdir())
+
+
+class TorchGpuMemory:
+    """Peak bytes PyTorch's allocator held on the GPU from construction on (the timed epochs)."""
+
+    def __init__(self, torch, target):
+        self.torch, self.target = torch, target
+        torch.cuda.reset_peak_memory_stats(target)
+
+    def peak(self) -> dict:
+        return {"gpu_peak_bytes": int(self.torch.cuda.max_memory_allocated(self.target)), "gpu_reason": None}
