@@ -22,8 +22,6 @@ import yaml
 
 #: where each framework's folder lies
 FOLDER = Path(__file__).resolve().parents[1] / "measure" / "frameworks"
-#: the framework of a device spec that names none (the original article's)
-DEFAULT = "tensorflow"
 #: the record's software fields that every framework has (compared between every two devices)
 COMMON_SOFTWARE = ("numpy", "python", "training_code")
 #: the kinds of a framework's own environment fields (records/fields.py checks them)
@@ -49,6 +47,8 @@ class Declaration:
     built_with: str
     #: its own environment fields beyond its software, with their kinds
     environment: dict
+    #: the framework of a device spec that names none (the original article's); one declares it
+    default: bool = False
 
     def missing(self) -> list[str]:
         """The modules of this framework that cannot be imported here."""
@@ -73,6 +73,7 @@ def _declaration(path: Path) -> Declaration:
         name=raw["name"], words=raw["words"], software=tuple(raw["software"]), modules=tuple(raw["modules"]),
         extra=raw["extra"], environments=dict(raw["environments"]), always_compiles=bool(raw.get("always_compiles")),
         built_with=raw.get("built_with") or raw["words"], environment=dict(raw.get("environment") or {}),
+        default=bool(raw.get("default")),
     )  # fmt: skip
 
 
@@ -80,6 +81,17 @@ def _declaration(path: Path) -> Declaration:
 def declarations() -> dict[str, Declaration]:
     """Every framework, by the name a device spec gives in ``framework``, from its folder's framework.yaml."""
     return {d.name: d for d in map(_declaration, sorted(FOLDER.glob("*/framework.yaml")))}
+
+
+def _default() -> str:
+    chosen = [d.name for d in declarations().values() if d.default]
+    if len(chosen) != 1:
+        raise ValueError(f"exactly one framework.yaml must say `default: true`; {chosen or 'none'} do")
+    return chosen[0]
+
+
+#: the framework of a device spec that names none (the original article's: its declaration says so)
+DEFAULT = _default()
 
 
 def names() -> list[str]:

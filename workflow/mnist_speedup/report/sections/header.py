@@ -19,7 +19,7 @@ def render(report) -> list[str]:
     machines = ", ".join(sorted({f"{esc(h)} ({esc(c)})" for h, c in zip(s.host, s.cpu_model)}))
     kind = "Model" if len(report.workloads) == 1 else "Models"
     built = " and ".join(
-        _framework_words(name) for name in sorted(set(s.get("framework", pd.Series(["tensorflow"])).dropna()))
+        _framework_words(name) for name in sorted(set(s.get("framework", pd.Series([frameworks.DEFAULT])).dropna()))
     )
     nets = "; ".join(f"{esc(words)} (`{esc(label)}`)" for label, words in sorted(report.workloads.items()))
     return [

@@ -1,0 +1,143 @@
+"""PyTorch behind the seam: the same networks, each precision explicit, the loop's contract
+(exact steps, no per-step .item(), a warm-up that changes nothing), the threads a device asks for."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+from mnist_speedup.spec import run, workloads
+
+torch = pytest.importorskip("torch")
+
+from mnist_speedup.measure import frameworks  # noqa: E402
+from mnist_speedup.measure.frameworks.pytorch import networks  # noqa: E402
+
+WORKLOADS = [{"type": "mlp"}, {"type": "cnn", "filters": [4, 8], "dense": 32}]
+
+
+def _data(workload, n=240, seed=0):
+    rng = np.random.default_rng(seed)
+    shape = workloads.of(workload).input_shape
+    x = {k: rng.random((m, *shape), dtype=np.float32) for k, m in (("train", n), ("val", 60), ("test", 60))}
+    y = {k: rng.integers(0, 10, len(v)).astype(np.uint8) for k, v in x.items()}
+    return {**{f"x_{k}": v for k, v in x.items()}, **{f"y_{k}": v for k, v in y.items()}}
+
+
+def _training(workload=WORKLOADS[0], precision="float32", batch_size=40, **device):
+    device_spec = {"type": "cpu", "threads": 2, "framework": "pytorch", "precision": precision, **device}
+    framework = frameworks.open_device(device_spec, seed=3)
+    spec = run.RunSpec.with_defaults(workload="w", workload_spec=workload, device="cpu", device_spec=device_spec,
+                                     batch_size=batch_size, seed=3, epochs=2)  # fmt: skip
+    data = _data(workload)
+    return framework.training(spec, data, len(data["x_train"]) // batch_size, {})
+
+
+@pytest.mark.parametrize("workload", WORKLOADS, ids=["mlp", "cnn"])
+def test_the_network_has_the_workloads_parameters_and_tensorlayers_initialisation(workload):
+    """The same layers as every framework builds: the parameter count is the workload's, weights
+    within two standard deviations of TensorLayer's stddev, biases zero."""
+    spec = workloads.of(workload)
+    net = networks.build(torch, spec, seed=1)
+    assert sum(p.numel() for p in net.parameters()) == spec.n_parameters()
+    weighted = [m for m in net if hasattr(m, "weight")]
+    for module, layer in zip(weighted, [layer for layer in spec.network() if layer.weight_shape]):
+        w = module.weight.detach()
+        assert float(w.abs().max()) <= 2 * layer.stddev + 1e-7 and abs(float(w.std()) / layer.stddev - 0.88) < 0.1
+        assert float(module.bias.detach().abs().max()) == 0.0
+    x = torch.from_numpy(_data(workload)["x_val"])
+    x = x.permute(0, 3, 1, 2) if x.ndim == 4 else x
+    assert tuple(net(x).shape) == (60, 10)
+
+
+@pytest.mark.parametrize(("precision", "tf32"), [("float32", False), ("tf32", True)])
+def test_float32_turns_tf32_off_for_matmul_and_cudnn_and_tf32_turns_both_on(precision, tf32):
+    """PyTorch leaves cuDNN's TF32 on by default: float32 must turn it off (planted: only matmul's, failed)."""
+    torch.backends.cudnn.allow_tf32 = not tf32
+    torch.backends.cuda.matmul.allow_tf32 = not tf32
+    training = _training(precision=precision)
+    assert torch.backends.cuda.matmul.allow_tf32 is tf32 and torch.backends.cudnn.allow_tf32 is tf32
+    assert training.numerics()["tf32"] is tf32
+
+
+def test_mixed_bfloat16_runs_the_products_in_bfloat16_and_keeps_float32_weights():
+    training = _training(precision="mixed_bfloat16")
+    seen = []
+    hook = training.model[1].register_forward_hook(lambda m, i, o: seen.append(o.dtype))
+    training.train_calls(training.shuffled_order(), 0, 1)
+    hook.remove()
+    assert seen == [torch.bfloat16]
+    assert all(p.dtype == torch.float32 for p in training.model.parameters())
+
+
+def test_a_float16_step_whose_gradients_overflow_is_skipped_and_counted():
+    training = _training(precision="mixed_float16")
+    before = [p.detach().clone() for p in training.model.parameters()]
+    training.x[:] = 6e4  # float16's largest is 65504: the products overflow, the scaled gradients are inf
+    training.train_calls(training.shuffled_order(), 0, 1)
+    assert training.skipped_steps() == 1 and training.steps_done() == 0
+    assert all(torch.equal(a, b) for a, b in zip(before, training.model.parameters()))
+    assert training.loss_scaling()["final_scale"] == 2.0**14
+
+
+@pytest.mark.parametrize("workload", WORKLOADS, ids=["mlp", "cnn"])
+def test_the_warm_up_changes_no_weight_and_an_epoch_is_exactly_its_steps_without_a_per_step_read(workload, monkeypatch):
+    """Planted once: not restoring the optimizer's state after the warm-up failed; so did an
+    .item() in the step (the patched .item raises inside the epoch)."""
+    training = _training(workload)
+    weights = [p.detach().clone() for p in training.model.parameters()]
+    assert training.warm_up()["untimed_steps_kept"] is False
+    assert all(torch.equal(a, b) for a, b in zip(weights, training.model.parameters()))
+    assert training.optimizer.state_dict()["state"] == {} and training.steps_done() == 0
+    for read in ("item", "__float__", "__int__", "__bool__", "tolist"):
+        monkeypatch.setattr(torch.Tensor, read, _refused_from_our_code(getattr(torch.Tensor, read)))
+    total = training.run_epoch()
+    monkeypatch.undo()
+    assert training.steps_done() == training.steps == 6 and np.isfinite(float(total))
+    accuracy, loss = training.evaluate(training.data["x_val"], training.data["y_val"])
+    assert 0 <= accuracy <= 1 and np.isfinite(loss)
+
+
+def _refused_from_our_code(read):
+    """``read``, except when our own code calls it: a value read back from the device inside an epoch waits for it."""
+    import inspect
+
+    def guarded(self, *args):
+        caller = inspect.currentframe().f_back.f_code.co_filename
+        if "mnist_speedup" in caller:
+            pytest.fail(f"{caller} reads a tensor's value inside the epoch")
+        return read(self, *args)
+
+    return guarded
+
+
+def test_a_cpu_devices_threads_set_pytorchs_intra_and_inter_op_threads():
+    """In a fresh process, as a training job opens it."""
+    code = textwrap.dedent(f"""
+        import json, sys
+        sys.path.insert(0, {str(ROOT / "workflow")!r})
+        from mnist_speedup.measure import frameworks
+        fw = frameworks.open_device({{"type": "cpu", "threads": 1, "framework": "pytorch"}})
+        env = fw.environment()
+        print("RESULT" + json.dumps({{k: env[k] for k in ("torch_intra_op_threads", "torch_inter_op_threads",
+                                                           "torch_omp_num_threads", "torch_device")}}))
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT"))
+    assert json.loads(line[6:]) == {"torch_intra_op_threads": 1, "torch_inter_op_threads": 1,
+                                    "torch_omp_num_threads": "1", "torch_device": "cpu"}  # fmt: skip
+
+
+def test_the_calibrations_products_run_at_the_workloads_shapes():
+    framework = frameworks.open_device({"type": "cpu", "threads": 2, "framework": "pytorch"})
+    products = workloads.of(WORKLOADS[1]).products(8)
+    run_all, sync = framework.product_rate_function(products, "float32")
+    results = run_all()
+    sync(results)
+    for product, result in zip(products, results):
+        got = result if product.kind in ("matmul", "conv") else next(r for r in result if r is not None)
+        assert got.numel() > 0, product
