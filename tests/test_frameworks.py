@@ -61,7 +61,9 @@ def test_no_workload_type_is_branched_on_outside_the_spec_floor():
 def test_a_declaration_is_refused_when_its_name_is_not_its_folder(tmp_path):
     folder = tmp_path / "mxnet"
     folder.mkdir()
-    (folder / "framework.yaml").write_text("name: other\nwords: X\nsoftware: []\nmodules: []\nextra: x\nenvironments: {}\n")
+    (folder / "framework.yaml").write_text(
+        "name: other\nwords: X\nsoftware: []\nmodules: []\nextra: x\nenvironments: {}\n"
+    )
     import pytest
 
     with pytest.raises(ValueError, match="declares name 'other' in folder 'mxnet'"):

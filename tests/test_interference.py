@@ -161,3 +161,20 @@ def test_in_a_container_the_run_does_not_count_itself_and_says_why(monkeypatch):
     summary = meter.summary()
     assert summary["epoch_other_gpu_processes"] == [1]
     assert "host's process IDs" in summary["gpu_reason"] and "container" in summary["gpu_reason"]
+
+
+def test_a_run_whose_threads_outnumber_the_free_cores_is_flagged(tmp_path):
+    """2 threads on a 2-core machine beside a neighbour using 0.9 of a core: 1 core free, flagged; 0.3: 2 free, not.
+    Planted once: comparing threads with the machine's cores alone (no neighbour) flagged nothing and failed."""
+
+    def busy(cores):
+        return {"source": "x", "reason": None, "epoch_other_cores": [0.0, cores, cores]}
+
+    recs = [make_record("cpu", 100, s, interference=busy(0.9 if s == 1 else 0.3), environment={"logical_cores": 2})
+            for s in (1, 2)]  # fmt: skip
+    recs += [make_record("cpu1", 100, s, threads=1, interference=busy(0.9), environment={"logical_cores": 2})
+             for s in (1, 2)]  # fmt: skip
+    summary, _, _, _ = crafted_tables(tmp_path, recs)
+    assert list(checks.oversubscribed(summary)[["device", "seed"]].itertuples(index=False, name=None)) == [("cpu", 1)]
+    (warning,) = checks.oversubscription(summary)
+    assert "cpu at batch size 100, seed 1 (2 threads, 1.1 of 2 cores free)" in warning and "cpu1" not in warning

@@ -141,3 +141,48 @@ def test_the_calibrations_products_run_at_the_workloads_shapes():
     for product, result in zip(products, results):
         got = result if product.kind in ("matmul", "conv") else next(r for r in result if r is not None)
         assert got.numel() > 0, product
+
+
+@pytest.mark.slow
+def test_a_two_thread_run_beside_a_spinning_neighbour_is_flagged(tmp_path):
+    """A real neighbour spinning on one of the machine's cores beside a real 2-thread PyTorch run: the
+    interference meter sees it and the run is flagged as oversubscribed (issue 38.4)."""
+    import os
+
+    import pandas as pd
+
+    from conftest import synthetic_mnist
+    from mnist_speedup.analysis import checks, summary
+    from mnist_speedup.data import mnist
+
+    if os.cpu_count() != 2:
+        pytest.skip("sized for a 2-core machine (the development VM and CI)")
+    raw = {name: mnist.parse_idx(content, 3 if "images" in name else 1) for name, content in synthetic_mnist().items()}
+    arrays = mnist.split(raw["train-images-idx3-ubyte"], raw["train-labels-idx1-ubyte"],
+                         raw["t10k-images-idx3-ubyte"], raw["t10k-labels-idx1-ubyte"], validation_size=200)  # fmt: skip
+    np.savez(tmp_path / "d.npz", **arrays)
+    code = textwrap.dedent(f"""
+        import json, sys
+        sys.path.insert(0, {str(ROOT / "workflow")!r})
+        from mnist_speedup.measure import record, trainer
+        from mnist_speedup.spec import run
+        device_spec = {{"type": "cpu", "threads": 2, "framework": "pytorch", "precision": "float32", "jit_compile": False}}
+        spec = run.RunSpec.with_defaults(workload="mlp", workload_spec={{"type": "mlp"}}, device="cpu",
+                                         device_spec=device_spec, batch_size=20, seed=1, epochs=3)
+        measured = trainer.run(spec, {str(tmp_path / "d.npz")!r}, log=lambda *a: None)
+        sealed = record.make_record(spec, measured, lock_wait_s=0.0, training_code="t", data_digest="d")
+        print("RESULT" + json.dumps(sealed))
+    """)
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    finally:
+        spinner.kill()
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")), None)
+    assert line, proc.stdout + proc.stderr
+    row = summary.summary_row(json.loads(line[6:]), tmp_path / "seed1.json", "local")
+    table = pd.DataFrame([{**row, "device": "cpu"}])
+    assert row["other_cores_max"] > 0.5, row["other_cores_max"]
+    assert (
+        len(checks.oversubscribed(table)) == 1 and "more threads than free cores" in checks.oversubscription(table)[0]
+    )

@@ -166,6 +166,27 @@ def interference(summary: pd.DataFrame) -> list[str]:
             "records and run snakemake again)."]  # fmt: skip
 
 
+def oversubscribed(summary: pd.DataFrame) -> pd.DataFrame:
+    """The runs whose threads outnumbered the cores left free by other processes in a steady epoch
+    (the machine's cores less the busiest neighbour's, to the nearest core)."""
+    if not {"other_cores_max", "machine_cores"} <= set(summary) or "threads" not in summary:
+        return summary.iloc[0:0]
+    free = (summary.machine_cores - summary.other_cores_max).round()
+    return summary[summary.threads.notna() & free.notna() & (summary.threads > free)]
+
+
+def oversubscription(summary: pd.DataFrame) -> list[str]:
+    runs = oversubscribed(summary)
+    if runs.empty:
+        return []
+    named = ", ".join(f"{r.device} {at(r, summary)}, seed {r.seed} ({int(r.threads)} threads, "
+                      f"{r.machine_cores - r.other_cores_max:.1f} of {int(r.machine_cores)} cores free)"
+                      for _, r in runs.sort_values(run.RUN_KEY).iterrows())  # fmt: skip
+    return [f"{len(runs)} run(s) had more threads than free cores: {named}. Their threads waited for each other "
+            "(OpenMP's spin-waiting threads, PyTorch's above all, can run several times slower), so these times "
+            "measure the contention, not the device. Rerun them on an idle machine, or give the device fewer threads."]  # fmt: skip
+
+
 def single_runs(summary: pd.DataFrame) -> list[str]:
     if summary.groupby([*run.SETTING, "device"]).size().min() >= 2:
         return []
@@ -184,5 +205,6 @@ def warnings(tables, baseline: str, config: dict) -> list[str]:
         *efficiency_flags(sp),
         *drift(tables.drift, sp),
         *interference(s),
+        *oversubscription(s),
         *single_runs(s),
     ]

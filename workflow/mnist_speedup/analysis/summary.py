@@ -91,6 +91,7 @@ def _resources(record: dict) -> dict:
         "energy_source": energy.get("source"),
         "energy_reason": energy.get("reason"),
         "other_cores_max": _busiest_neighbour(record),
+        "machine_cores": record["environment"].get("logical_cores"),
         "loss_scale_skipped_steps": ((record.get("numerics") or {}).get("loss_scaling") or {}).get("skipped_steps"),
     }
 
