@@ -156,6 +156,10 @@ def test_no_job_runs_beside_another(finished):
             running -= 1
     assert started.count("train") == 6 and started.count("calibrate") == 2
     assert max(i for i, r in enumerate(started) if r == "calibrate") < started.index("train")
+    # the data first (issue 37: an offline machine calibrated for 40 s before its download failed)
+    assert max(i for i, r in enumerate(started) if r in ("download_mnist", "prepare_mnist")) < started.index(
+        "calibrate"
+    )
 
 
 def test_synthetic_digits_are_learnt(finished):

@@ -48,7 +48,7 @@ def test_every_workload_runs_and_is_reported_in_words(finished):
         "## Scaling with the work per step",
     ):
         assert words in report
-    assert "on MLP 784-64-10 at batch size 100" in report  # the headline names the workload
+    assert "**MLP 784-64-10: the largest speedup of" in report  # one headline per workload, naming it
     assert "geometric mean across these 2 workloads" in report and "figures/scaling.png" in report
     for ext in ("png", "pdf"):
         assert (results / "figures" / f"scaling.{ext}").stat().st_size > 10_000

@@ -9,6 +9,7 @@ rule download_mnist:
     wildcard_constraints:
         name="|".join(mnist.FILES),
     retries: 0
+    priority: PRIORITIES.data
     localrule: True
     conda:
         "../../envs/workflow.yaml"
@@ -29,6 +30,7 @@ rule prepare_mnist:
         digest=NPZ_DIGEST,
     log:
         "logs/prepare_mnist.log",
+    priority: PRIORITIES.data
     localrule: True
     conda:
         "../../envs/workflow.yaml"

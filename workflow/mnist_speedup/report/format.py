@@ -94,3 +94,21 @@ def table(df: pd.DataFrame) -> str:
     for _, row in df.iterrows():
         lines.append("| " + " | ".join(esc(row[c]) for c in cols) + " |")
     return "\n".join(lines)
+
+
+def _says_nothing(value) -> bool:
+    return str(value).startswith("n/a") or str(value) in ("—", "")
+
+
+def without_empty(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """``df`` less the columns that say nothing on any row (every cell n/a or a dash), and their names."""
+    empty = [c for c in df.columns if len(df) and all(_says_nothing(v) for v in df[c])]
+    return df.drop(columns=empty), empty
+
+
+def dropped_note(columns: list[str], why: str = "") -> list[str]:
+    """A sentence naming the columns left out of a table, and why (empty where none were)."""
+    if not columns:
+        return []
+    named = ", ".join(f"“{esc(c)}”" for c in columns)
+    return [f"Left out of the tables above, empty on every row: {named}.{' ' + why if why else ''}", ""]

@@ -13,6 +13,20 @@ def _framework_words(name: str) -> str:
     return esc(fw.built_with if fw else name)
 
 
+def _loops(s: pd.DataFrame) -> list[str]:
+    """The loop timed: one sentence where every run timed the same loop, else one line per loop with where it ran."""
+    loops = s.groupby("loop", sort=False)
+    if loops.ngroups == 1:
+        return [f"Loop timed: {esc(s.loop.iloc[0])}.", ""]
+    lines = ["Loops timed:", ""]
+    for loop, runs in loops:
+        cells = ", ".join(f"{esc(w)} on {esc(d)} at batch size{'s' if b.nunique() > 1 else ''} "
+                          f"{', '.join(str(int(x)) for x in sorted(b.unique()))}"
+                          for (w, d), b in runs.groupby(["workload", "device"], sort=True).batch_size)  # fmt: skip
+        lines.append(f"- {esc(loop)} ({cells})")
+    return [*lines, ""]
+
+
 def render(report) -> list[str]:
     s = report.tables.summary
     r = s.iloc[0]
@@ -29,8 +43,8 @@ def render(report) -> list[str]:
         f"{len(s)} run{'s' if len(s) != 1 else ''} on {s.device.nunique()} "
         f"device{'s' if s.device.nunique() != 1 else ''}. Machine: {machines}.",
         "",
-        f"Loop timed: {esc('; '.join(dict.fromkeys(str(v) for v in s.loop)))}. Input pipeline: {esc(r.input_pipeline)}. ± is one standard deviation (SD) "
-        "across seeds everywhere.",
+        *_loops(s),
+        f"Input pipeline: {esc(r.input_pipeline)}. ± is one standard deviation (SD) across seeds everywhere.",
         "",
         *([f"Replication: {esc(report.replication)}.", ""] if report.replication else []),
     ]

@@ -4,23 +4,25 @@ from __future__ import annotations
 
 import pandas as pd
 
-from mnist_speedup.report.format import ci, ci_name, esc, mean_sd, num, table, times
+from mnist_speedup.report.format import ci, ci_name, dropped_note, esc, mean_sd, num, table, times, without_empty
 
 
 def _levels(sp: pd.DataFrame):
     return sp.get("ci_level", pd.Series(dtype=float))
 
 
-def _table(sp: pd.DataFrame, names: dict) -> str:
-    return table(pd.DataFrame(
+def _table(sp: pd.DataFrame, names: dict, baseline: str) -> tuple[str, list[str]]:
+    """The table, less the columns that say nothing on any row (returned by name)."""
+    intervals = [("—" if d == baseline else ci(*v)) for d, *v in zip(sp.device, sp.speedup_ci_low, sp.speedup_ci_high,
+                                                                      sp.speedup_ci_note)]  # fmt: skip
+    df, dropped = without_empty(pd.DataFrame(
         {
             "batch size": sp.batch_size,
             "device": sp.device.map(names),
             "epoch (s), mean ± SD": mean_sd(sp.epoch_s_mean, sp.epoch_s_std),
             "samples/s": sp.samples_per_s.map(lambda v: num(v, "{:,.0f}")),
             "speedup": sp.speedup.map(times),
-            ci_name(_levels(sp)): [ci(*v) for v in zip(sp.speedup_ci_low, sp.speedup_ci_high,
-                                                                  sp.speedup_ci_note)],  # fmt: skip
+            ci_name(_levels(sp)): intervals,
             "interval method": sp.ci_method,
             "n": sp.n,
             "CV seeds": sp.cv_seeds.map(lambda v: num(v * 100, "{:.1f}%")),
@@ -28,17 +30,24 @@ def _table(sp: pd.DataFrame, names: dict) -> str:
             "parity": sp.get("parity", pd.Series("", sp.index)).fillna("").map(lambda v: v or "—"),
         }
     ))  # fmt: skip
+    return table(df), dropped
 
 
 def _tables(report) -> list[str]:
-    """One table per workload, under its name in words where there are several."""
-    sp = report.tables.speedup
-    if len(report.workloads) == 1:
-        return [_table(sp, report.names)]
-    out = []
-    for workload, rows in sp.groupby("workload", sort=False):
-        out += [f"### {esc(report.workloads[workload])} (`{esc(workload)}`)", "", _table(rows, report.names), ""]
-    return out
+    """One table per workload, under its name in words where there are several; a note names the
+    columns left out because they were empty on every row (an interval, a CV with one seed)."""
+    sp, out, dropped = report.tables.speedup, [], {}
+    groups = [(None, sp)] if len(report.workloads) == 1 else sp.groupby("workload", sort=False)
+    for workload, rows in groups:
+        text, empty = _table(rows, report.names, report.baseline)
+        if workload is not None:
+            out += [f"### {esc(report.workloads[workload])} (`{esc(workload)}`)", ""]
+        out += [text, ""]
+        dropped.update(dict.fromkeys(empty))
+    fewest = int(sp.n.min()) if sp.n.notna().any() else 0
+    why = (f"With {fewest} run{'s' if fewest != 1 else ''} per device at some setting there is no spread, so no "
+           "interval and no CV there: add seeds." if fewest < 2 else "")  # fmt: skip
+    return out + dropped_note(list(dropped), why)
 
 
 def render(report) -> list[str]:

@@ -1,0 +1,65 @@
+"""The report opens on the answer (issue 37.6): one headline per workload naming its largest speedup
+and the article's batch size, counts in words with their plural, empty columns left out with a note,
+and the loops timed said once each."""
+
+import pandas as pd
+
+from conftest import crafted_tables, make_record
+from mnist_speedup.analysis import drift
+from mnist_speedup.report import markdown
+from mnist_speedup.report.sections import header, headline
+
+
+def _report(tmp_path, seeds=(1, 2, 3), batch_sizes=(100, 500), loops=None, workloads=("mlp",)):
+    recs = []
+    for workload in workloads:
+        spec = {"type": "mlp", "hidden": [64]} if workload == "mlp" else {"type": "mlp", "hidden": [128]}
+        for batch in batch_sizes:
+            for s in seeds:
+                jitter = 0.01 * s
+                fast = 0.5 if batch == 100 else 0.8  # cpu1 is 4x faster at 100, 2.5x at 500
+                recs += [make_record("cpu", batch, s, epoch_s=(2.0, 2.0 + jitter, 2.0 - jitter), workload=workload,
+                                     workload_spec=spec),
+                         make_record("cpu1", batch, s, threads=1, epoch_s=(fast, fast + jitter / 3, fast - jitter / 3),
+                                     workload=workload, workload_spec=spec,
+                                     loop={"description": (loops or {}).get(batch, "one call")})]  # fmt: skip
+    summary, speedup, table, _ = crafted_tables(tmp_path, recs)
+    return markdown.Report(markdown.Tables(summary, speedup, table, pd.DataFrame(), drift.table(summary)), "cpu", {},
+                           {"speedup": [], "timeline": []}, {})  # fmt: skip
+
+
+def test_one_headline_names_the_largest_speedup_then_the_articles_batch_size(tmp_path):
+    lines = headline.sentences(_report(tmp_path))
+    assert len(lines) == 2
+    assert lines[0].startswith("The largest speedup of 2 settings. cpu1 (1 thread) trained 4.00× faster than cpu")
+    assert "at batch size 100 (95% CI" in lines[0] and "3 seeds each" in lines[0]
+    assert lines[1].startswith("At the article's batch size 500: cpu1 (1 thread) trained 2.50× faster")
+
+
+def test_each_workload_gets_its_own_headline_under_its_name(tmp_path):
+    lines = headline.sentences(_report(tmp_path, batch_sizes=(500,), workloads=("mlp", "wide")))
+    assert [line.split(":")[0] for line in lines] == ["MLP 784-64-10", "MLP 784-128-10"]
+    assert all("the one setting" in line for line in lines)
+
+
+def test_one_seed_is_one_seed_and_columns_empty_on_every_row_are_left_out_with_a_note(tmp_path):
+    """The kept H200 report said "(1 seeds each)" and carried three columns of n/a (planted: the old headline)."""
+    text = markdown.render(_report(tmp_path, seeds=(1,), batch_sizes=(500,)))
+    assert "1 seed each" in text and "1 seeds" not in text
+    table_header = next(line for line in text.splitlines() if line.startswith("| batch size | device | epoch"))
+    for gone in ("95% CI", "CV seeds", "seeds for ±5%"):
+        assert gone not in table_header
+    assert "Left out of the tables above, empty on every row: “95% CI”, “CV seeds”, “seeds for ±5%”" in text
+    assert "With 1 run per device at some setting there is no spread" in text
+    full = markdown.render(_report(tmp_path / "three", seeds=(1, 2, 3), batch_sizes=(500,)))
+    assert "| 95% CI |" in full and "CV seeds" in full and "there is no spread" not in full
+
+
+def test_the_loops_timed_are_said_once_each_with_where_they_ran(tmp_path):
+    same = header.render(_report(tmp_path))
+    assert sum(line.startswith("Loop timed: one call.") for line in same) == 1
+    mixed = header.render(_report(tmp_path / "b", loops={100: "100-loop", 500: "500-loop"}))
+    assert "Loops timed:" in mixed and "- 100-loop (mlp on cpu1 at batch size 100)" in mixed
+    assert "- 500-loop (mlp on cpu1 at batch size 500)" in mixed and not any(
+        line.startswith("Loop timed") for line in mixed
+    )
