@@ -16,6 +16,7 @@ MIRROR = os.environ.get("MNIST_LOCAL_MIRROR")
 
 pytestmark = [
     pytest.mark.realdata,
+    pytest.mark.slow,
     pytest.mark.skipif(not MIRROR, reason="set MNIST_LOCAL_MIRROR to a folder with the real MNIST .gz files"),
 ]
 

@@ -4,7 +4,9 @@ from mnist_speedup.report import outputs  # noqa: E402
 
 # the workload the speedup figure shows; figures/scaling shows them all
 MAIN_WORKLOAD = next(iter(WORKLOADS))
-FIGURES = outputs.figures(len(WORKLOADS))
+FIGURES = outputs.figures(
+    len(WORKLOADS), len({spec["framework"] for spec in DEVICES.values()})
+)
 
 
 def figure_files(name):

@@ -40,8 +40,14 @@ def scaling(d: Drawing):
     return figure.draw_scaling(d.speedup, d.baseline, types, d.options, d.labels)
 
 
+def frameworks(d: Drawing):
+    from mnist_speedup.report import framework_figure
+
+    return framework_figure.draw(d.summary, d.options, d.labels)
+
+
 #: the drawing functions by the name a registry entry gives
-BY_NAME = {f.__name__: f for f in (speedup, timeline, scaling)}
+BY_NAME = {f.__name__: f for f in (speedup, timeline, scaling, frameworks)}
 
 
 def draw(entry, d: Drawing):

@@ -24,8 +24,9 @@ class Figure:
     alt: str
     #: the function of report/drawings.py that draws it from a Drawing
     draw: str
-    #: drawn only where the config lists at least this many workloads
+    #: drawn only where the config lists at least this many workloads, and its devices this many frameworks
     min_workloads: int = 1
+    min_frameworks: int = 1
     category: str = "Figure"
 
 
@@ -43,6 +44,7 @@ FIGURES = (
     Figure("speedup", "figure", "speedup figure", "speedup"),
     Figure("timeline", "timeline", "timeline", "timeline"),
     Figure("scaling", "scaling", "scaling", "scaling", min_workloads=2),
+    Figure("frameworks", "frameworks", "frameworks side by side", "frameworks", min_frameworks=2),
 )
 TABLES = (
     Table("summary", "summary", "one row per run"),
@@ -54,6 +56,6 @@ TABLES = (
 )
 
 
-def figures(n_workloads: int) -> tuple[Figure, ...]:
-    """The figures a config with ``n_workloads`` workloads draws, in order."""
-    return tuple(f for f in FIGURES if n_workloads >= f.min_workloads)
+def figures(n_workloads: int, n_frameworks: int = 1) -> tuple[Figure, ...]:
+    """The figures a config with ``n_workloads`` workloads and devices in ``n_frameworks`` frameworks draws, in order."""
+    return tuple(f for f in FIGURES if n_workloads >= f.min_workloads and n_frameworks >= f.min_frameworks)

@@ -1,0 +1,61 @@
+"""Frameworks side by side: every pair of frameworks that ran on the same hardware at the same
+precision, compared per workload and batch size with the speedup's own interval (paired where the
+two ran in the same blocks), and the convergence parity of the second against the first."""
+
+from __future__ import annotations
+
+import itertools
+
+import pandas as pd
+
+from mnist_speedup.analysis import compare, parity
+from mnist_speedup.spec import frameworks
+from mnist_speedup.spec.run import SETTING
+
+#: what makes two devices the same hardware
+HARDWARE = ("machine_key", "device_type", "threads", "gpu_index")
+COLUMNS = [*SETTING, "first", "second", "first_framework", "second_framework", "speedup", "low", "high", "level",
+           "method", "note", "parity", "parity_reason"]  # fmt: skip
+
+
+def _framework(value) -> str:
+    return value if isinstance(value, str) and value else frameworks.DEFAULT
+
+
+def _order(name: str) -> tuple[bool, str]:
+    """The article's framework first, then by name."""
+    return name != frameworks.DEFAULT, name
+
+
+def groups(summary: pd.DataFrame) -> list[list[str]]:
+    """The devices of each hardware and precision that ran in two or more frameworks, the article's
+    framework first."""
+    first = summary.drop_duplicates("device").assign(
+        fw=lambda d: d.get("framework", pd.Series(dtype=object)).map(_framework)
+    )
+    keys = [k for k in (*HARDWARE, "precision") if k in first]
+    out = []
+    for _, rows in first.groupby(keys, dropna=False, sort=True):
+        if rows.fw.nunique() > 1:
+            out.append([d for _, d in sorted(zip(rows.fw.map(_order), rows.device))])
+    return out
+
+
+def pairs(summary: pd.DataFrame, target: float, margin: float) -> pd.DataFrame:
+    """One row per pair of devices in a group, workload and batch size: how many times as fast the second
+    trained as the first per epoch (mean(T_first) / mean(T_second)), its interval, and parity."""
+    rows = []
+    fw = dict(zip(summary.device, summary.get("framework", pd.Series(dtype=object)).map(_framework)))
+    for devices in groups(summary):
+        for a, b in itertools.combinations(devices, 2):
+            if fw[a] == fw[b]:
+                continue
+            for (workload, bs), at in summary.groupby(SETTING, sort=True):
+                first, second = at[at.device == a], at[at.device == b]
+                if first.empty or second.empty:
+                    continue
+                r = compare.compare(first, second, "steady_epoch_mean_s")
+                verdict, why = parity.verdict(first, second, target, margin)
+                rows.append([workload, bs, a, b, fw[a], fw[b], r.estimate, r.low, r.high, r.level, r.method_words,
+                             r.reason, verdict, why])  # fmt: skip
+    return pd.DataFrame(rows, columns=COLUMNS)
