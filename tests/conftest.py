@@ -198,6 +198,29 @@ def make_record(device="cpu", batch_size=100, seed=1, epoch_s=(2.0, 1.0, 1.2), v
             record[key] = {**record[key], **value}
         else:
             record[key] = value
+    return _consistent(record)
+
+
+def _consistent(record: dict) -> dict:
+    """What a record derives from its raw fields, derived (records/invariants.py checks it), unless a test set it:
+    the steady SD, the final training loss, and the framework's own software versions in its environment."""
+    import statistics
+
+    from mnist_speedup.spec import frameworks
+
+    t, steady = record["timing"], record["timing"]["epoch_s"][record["warmup_epochs"] :]
+    if t.get("steady_epoch_std_s") is None and len(steady) > 1:
+        t["steady_epoch_std_s"] = statistics.stdev(steady)
+    q = record["quality"]
+    q["epoch_loss"] = [*q["epoch_loss"][:-1], q["final_train_loss"]]
+    env, name = record["environment"], frameworks.name_of(record["device_spec"])
+    env.setdefault("framework", name)
+    for fw in frameworks.declarations().values():
+        for field in fw.software:
+            if fw.name != env["framework"]:
+                env[field] = None
+            elif env.get(field) is None:
+                env[field] = "9.9.9"
     return record
 
 

@@ -155,7 +155,7 @@ def test_drift_warning_with_a_trend_and_none_without(tmp_path):
 def _report_tables(tmp_path, per_call_s):
     recs = block_records(host_overhead={"per_call_s": per_call_s, "one_call_step_s": 0.01})
     for r in recs:
-        r["loop"]["calls_per_epoch"] = 10
+        r["loop"]["calls_per_epoch"], r["loop"]["steps_per_call"] = 10, r["steps_per_epoch"] // 10
     summary, speedup, table, _ = crafted_tables(tmp_path, recs)
     return markdown.Tables(summary, speedup, table, pd.DataFrame(), drift.table(summary))
 

@@ -22,6 +22,9 @@ TRAINING = {
     "measure/frameworks/tensorflow/__init__.py", "measure/frameworks/tensorflow/backend.py",
     "measure/frameworks/tensorflow/networks.py", "measure/frameworks/tensorflow/numerics.py",
     "measure/frameworks/tensorflow/training.py",
+    "measure/frameworks/pytorch/__init__.py", "measure/frameworks/pytorch/backend.py",
+    "measure/frameworks/pytorch/networks.py", "measure/frameworks/pytorch/numerics.py",
+    "measure/frameworks/pytorch/training.py",
     "records/__init__.py", "records/seal.py",
 }  # fmt: skip
 #: the analysis and presentation, which no training may depend on

@@ -13,6 +13,9 @@ from conftest import ROOT
 from mnist_speedup.spec import run, workloads
 
 torch = pytest.importorskip("torch")
+pytest.importorskip(
+    "torch._dynamo"
+)  # at collection, before any test loads TensorFlow: torch._dynamo imported after it segfaults
 
 from mnist_speedup.measure import frameworks  # noqa: E402
 from mnist_speedup.measure.frameworks.pytorch import networks  # noqa: E402

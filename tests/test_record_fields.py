@@ -108,3 +108,14 @@ def test_a_sound_record_has_no_problem_and_an_undeclared_leaf_is_reported():
     record = make_record()
     assert not list(fields.problems(record)) and fields.undeclared(record) == []
     assert fields.undeclared(_set(record, "energy.new_meter", 1.0)) == ["energy.new_meter"]
+
+
+@pytest.mark.parametrize("dotted", ["environment.cpu_model", "environment.gpu_name", "environment.hostname",
+                                    "environment.tensorflow", "loop.description"])  # fmt: skip
+def test_text_fields_are_bounded_where_they_enter_and_the_message_gives_the_limit(dotted):
+    """Issue 40.5: a 200 kB cpu_model made a 615 kB report. Planted once: no length check, and this failed."""
+    message = _refusal(_set(make_record(), dotted, "x" * 200_000))
+    assert message and f"`{dotted}`" in message and len(message) < 1_000  # the message does not repeat it all
+    if dotted != "environment.hostname":  # the hostname's own pattern refuses it first, with its words
+        limit = fields.MAX_TEXT if dotted == "loop.description" else fields.MAX_NAME
+        assert f"more than the {limit:,} this field may have" in message

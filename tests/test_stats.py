@@ -100,3 +100,12 @@ def test_too_few_runs_give_no_interval_with_the_method_reason_and_level_in_their
     r = stats.fieller_ratio([1.0], [2.0, 2.1], level)
     assert r.method == stats.CI_METHOD and r.reason == stats.FEW_RUNS and r.level == level
     assert math.isnan(r.low) and math.isnan(r.high) and math.isnan(r.df) and not r.bounded
+
+
+@pytest.mark.parametrize("paired", [False, True])
+def test_two_devices_with_no_spread_get_no_interval_and_the_reason(paired):
+    """Issue 40.3: two devices whose runs took exactly the same time each got a "95% CI" [4.00, 4.00]:
+    a certainty two runs cannot give. Now no interval, and the reason names the clock and asks for seeds."""
+    ratio = (stats.paired_fieller_ratio if paired else stats.fieller_ratio)([4.0, 4.0, 4.0], [1.0, 1.0, 1.0])
+    assert ratio.estimate == 4.0 and math.isnan(ratio.low) and math.isnan(ratio.high) and not ratio.bounded
+    assert "below the clock's resolution" in ratio.reason and "add seeds" in ratio.reason

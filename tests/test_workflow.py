@@ -508,3 +508,32 @@ def test_zz_a_refused_record_leaves_every_file_of_the_last_good_run_as_it_was(fi
     proc = snakemake(workdir, "--cores", "2", "--configfile", str(cfg), check=False)
     assert proc.returncode != 0 and "was edited after it was written" in proc.stdout + proc.stderr
     assert _snapshot(results) == before  # summary, speedup, tta, figures and report byte-identical
+
+
+@pytest.mark.parametrize(("dotted", "word", "named"), [
+    ("device_spec.type", "tpu", "device_spec.type"), ("device_spec.framework", "mxnet", "device_spec.framework"),
+    ("device_spec.precision", "fp8", "device_spec.precision"), ("workload_spec.type", "rnn", "workload_spec"),
+])  # fmt: skip
+def test_a_word_no_registry_knows_is_refused_by_check_runs_and_the_tables_stay(finished, tmp_path, dotted, word, named):
+    """Issue 40.2: a record from another machine with a word this workflow does not know (a device type, a
+    framework, a precision, a workload type) is refused by check_runs, naming the record and the field;
+    no later job runs, and the tables, figures and report of the last good run are left as they were."""
+    workdir, cfg, config, _ = finished
+    results = workdir / "results" / "default"
+    kept = {p: p.read_bytes() for p in [*results.glob("*.csv"), *results.glob("figures/*"), results / "report.md"]}
+    other = tmp_path / "other"
+    src = results / "runs" / "mlp" / "cpu" / "bs100" / "seed1.json"
+    record = {k: v for k, v in json.loads(src.read_text()).items() if k != seal.DIGEST_FIELD}
+    record["environment"] = {**record["environment"], "hostname": "lab-box", "machine_id": "b0b0"}
+    section, key = dotted.split(".")
+    record[section] = {**record[section], key: word}
+    dest = other / "runs" / "mlp" / "cpu" / "bs100" / "seed1.json"
+    dest.parent.mkdir(parents=True)
+    dest.write_text(json.dumps(seal.seal(record)))
+    extra = write_config(workdir, {**config, "extra_runs": [str(other)]}, "unknown.yaml")
+    proc = snakemake(workdir, "--cores", "2", "--configfile", str(extra), check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Error in rule check_runs" in out, out[-3000:]
+    assert str(dest) in out and f"`{named}`" in out and word in out
+    assert "rule aggregate:" not in out and "rule figure:" not in out
+    assert {p: p.read_bytes() for p in kept} == kept

@@ -8,8 +8,8 @@ rule download_mnist:
         "logs/download/{name}.log",
     wildcard_constraints:
         name="|".join(mnist.FILES),
-    retries: 0
     priority: PRIORITIES.data
+    retries: 0
     localrule: True
     conda:
         "../../envs/workflow.yaml"

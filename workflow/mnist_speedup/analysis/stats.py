@@ -33,6 +33,9 @@ WIDENED = " (widened for replication's stopping rule)"
 FEW_RUNS = "needs ≥ 2 runs per device"
 UNBOUNDED = "unbounded: too noisy for an interval at this n"
 NO_BASELINE = "baseline has no runs at this batch size"
+#: both devices' runs took exactly the same time each: no spread to size an interval with
+NO_SPREAD = ("no spread in either device's runs (their differences are below the clock's resolution), so no "
+             "interval: two identical times do not make a certain ratio; add seeds")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -118,8 +121,8 @@ def fieller_ratio(numerator, denominator, level: float = CI_LEVEL) -> Ratio:
     va = a.var(ddof=1) / len(a)
     vb = b.var(ddof=1) / len(b)
     denom_df = va**2 / (len(a) - 1) + (s**2 * vb) ** 2 / (len(b) - 1)
-    if denom_df == 0:  # no spread at all: the ratio is exact
-        return Ratio(s, s, s, math.inf, level=level)
+    if denom_df == 0:  # no spread at all: nothing to size an interval with, never a zero-width one
+        return Ratio(s, math.nan, math.nan, math.nan, CI_METHOD, NO_SPREAD, level)
     df = (va + s**2 * vb) ** 2 / denom_df
     t2 = sps.t.ppf(0.5 + level / 2, df) ** 2
     return _roots(mb**2 - t2 * vb, ma * mb, ma**2 - t2 * va, s, df, CI_METHOD, level)
@@ -141,7 +144,7 @@ def paired_fieller_ratio(numerator, denominator, level: float = CI_LEVEL) -> Rat
     cov = np.cov(a, b, ddof=1)
     saa, sbb, sab = cov[0, 0], cov[1, 1], cov[0, 1]
     if saa == 0 and sbb == 0:
-        return Ratio(s, s, s, n - 1, PAIRED_METHOD, level=level)
+        return Ratio(s, math.nan, math.nan, math.nan, PAIRED_METHOD, NO_SPREAD, level)
     t2 = sps.t.ppf(0.5 + level / 2, n - 1) ** 2
     return _roots(mb**2 - t2 * sbb / n, ma * mb - t2 * sab / n, ma**2 - t2 * saa / n, s, n - 1, PAIRED_METHOD, level)
 

@@ -9,6 +9,7 @@ itself (spec, provenance, seal) is built in ``record.make_record``.
 from __future__ import annotations
 
 import statistics
+import time
 
 from mnist_speedup.spec import workloads
 
@@ -19,6 +20,8 @@ def _timing(spec, steps: int, epochs: dict, step_ms: list[float]) -> dict:
     std = statistics.stdev(steady) if len(steady) > 1 else None
     return {
         "clock": "time.perf_counter, device synchronised before each read",
+        # what the clock can tell apart: times closer than this are the same time
+        "clock_resolution_s": time.get_clock_info("perf_counter").resolution,
         "epoch_s": epochs["epoch_s"],
         "epoch_is_warmup": [i < spec.warmup_epochs for i in range(spec.epochs)],
         "first_epoch_s": epochs["epoch_s"][0],

@@ -21,6 +21,9 @@ from mnist_speedup.spec.platforms import ACCELERATOR_FIELDS
 MAX_SECONDS = 86_400.0
 #: no single device sustains 100 PFLOP/s (an NVIDIA H200 does about 1 PFLOP/s dense in bfloat16)
 MAX_FLOPS_PER_S = 1e17
+#: the longest text a record may carry, and the longest name or version (a host, a CPU or GPU, a library):
+#: a 200 kB cpu_model once made a 615 kB report
+MAX_TEXT, MAX_NAME = 4_000, 256
 #: no machine this runs on has more cores, bytes, watts or processes than these
 MAX_CORES, MAX_BYTES, MAX_WATTS, MAX_PROCESSES = 16_384, 2**50, 100_000.0, 1_000_000
 
@@ -58,6 +61,10 @@ class Field:
         want = {"number": (int, float), "integer": int, "text": str, "flag": bool, "setting": (int, str)}[self.kind]
         if isinstance(value, bool) != (self.kind == "flag") or not isinstance(value, want):
             return f"has the wrong type: {value!r} is not {'an' if self.kind == 'integer' else 'a'} {self.kind}"
+        if self.kind == "text":
+            limit = int(self.high) if self.high is not None else MAX_TEXT
+            if ranges and len(value) > limit:
+                return f"is {len(value):,} characters long, more than the {limit:,} this field may have"
         if self.kind in ("number", "integer"):
             if not math.isfinite(value):
                 return f"is {value!r}, not finite"
@@ -90,6 +97,7 @@ FIELDS = (
     _required("timing.first_epoch_s", "number", 0, MAX_SECONDS),
     _required("timing.steady_epoch_mean_s", "number", 0, MAX_SECONDS),
     _f("timing.steady_epoch_std_s", "number", 0, MAX_SECONDS), _f("timing.steady_epoch_cv", "number", 0, 1000),
+    _f("timing.clock_resolution_s", "number", 0, 1.0),
     _required("timing.samples_per_s", "number", 0, 1e12), _f("timing.epoch_eval_s", "numbers", 0, MAX_SECONDS),
     _f("timing.step_ms", "numbers", 0, 1000 * MAX_SECONDS), _f("timing.step_ms_median", "number", 0, 1000 * MAX_SECONDS),
     _f("timing.clock", "text"),
@@ -126,7 +134,7 @@ FIELDS = (
     _required("environment.hostname", "text"), _f("environment.logical_cores", "integer", 1, MAX_CORES),
     _f("environment.threads", "integer", 1, MAX_CORES), _f("environment.jax_cpu_cores", "integer", 1, MAX_CORES),
     _f("environment.cpu_low_precision_flags", "texts"),
-    *(_f(f"environment.{k}", "text")
+    *(_f(f"environment.{k}", "text", 0, MAX_NAME)
       for k in ("machine_id", "os", "python", "python_implementation", "numpy", "cpu_model", "framework",
                 *(f for f in frameworks.software() if f not in frameworks.COMMON_SOFTWARE), *ACCELERATOR_FIELDS)),
     # each framework's own fields, as its framework.yaml declares them (cores: 0 is the framework's default)

@@ -15,7 +15,7 @@ import math
 import re
 from pathlib import Path
 
-from mnist_speedup.records import fields
+from mnist_speedup.records import fields, invariants
 from mnist_speedup.records.seal import DIGEST_FIELD, content_digest
 from mnist_speedup.spec import run, workloads
 from mnist_speedup.spec.devices import LABEL_PATTERN
@@ -73,8 +73,10 @@ def check_names(record: dict, source: str, label_key: str = "device") -> None:
             "that made it and rerun, or remove the record."
         )
     if not isinstance(host, str) or not _HOST.match(host):
+        shown = repr(host) if not isinstance(host, str) or len(host) <= 80 else f"{host[:60]!r}... ({len(host):,} characters)"
         raise RecordError(
-            f"{source}: hostname {host!r} is not a safe name (letters, digits, '.', '-' and '_'). "
+            f"{source}: hostname {shown} is not a safe name (`environment.hostname`: letters, digits, '.', '-' "
+            "and '_', at most 253 characters). "
             "Fix: remove the record, or rerun it on a machine with a plain hostname."
         )
 
@@ -130,6 +132,8 @@ def check(record, source: str = "record") -> dict:
     _check_physics(record, source)
     _check_times(record, source)
     for dotted, problem in fields.problems(record):  # then every range, after the more telling checks above
+        raise _sense(source, dotted, problem)
+    for dotted, problem in invariants.problems(record)[:1]:  # last, the record as a whole (records/invariants.py)
         raise _sense(source, dotted, problem)
     return record
 
