@@ -126,10 +126,19 @@ def _no_file_list(entries):
     return [(entries[0][0], json.dumps(meta).encode())] + entries[1:]
 
 
+def _wrong_size(entries):
+    """Issue 40.4: the manifest's sizes were never read."""
+    meta = json.loads(entries[0][1])
+    name = next(iter(meta["files"]))
+    meta["files"][name]["bytes"] += 1
+    return [(entries[0][0], json.dumps(meta).encode())] + entries[1:]
+
+
 @pytest.mark.parametrize(
     "change, fragment",
     [
         (_edited, "does not match its SHA-256 in the manifest (edited or damaged)"),
+        (_wrong_size, "bytes, but the manifest says"),
         (lambda e: [x for x in e if not x[0].name.endswith("cpu1.json")], "listed in its manifest but missing"),
         (_extra, "'runs/mlp/cpu/bs100/seed7.json' is not listed in its manifest"),
         (_traversal, "points outside the bundle"),

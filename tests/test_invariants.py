@@ -65,9 +65,13 @@ def test_energy_per_epoch_and_watts_are_the_per_epoch_joules():
     """1e-9 J at 99,999 W was reported as "0.0 J"."""
     joules = {"source": "RAPL", "reason": None, "epoch_joules": [10.0, 12.0], "joules_per_epoch": 1e-9,
               "mean_watts": 99_999.0}  # fmt: skip
-    assert "`energy.joules_per_epoch` is 1e-09 but the per-epoch joules average 11.0" in _refusal(_record(energy=joules))
+    assert "`energy.joules_per_epoch` is 1e-09 but the per-epoch joules average 11.0" in _refusal(
+        _record(energy=joules)
+    )
     joules["joules_per_epoch"] = 11.0
-    assert "`energy.mean_watts` is 99999.0 but the joules over the steady epochs' seconds" in _refusal(_record(energy=joules))
+    assert "`energy.mean_watts` is 99999.0 but the joules over the steady epochs' seconds" in _refusal(
+        _record(energy=joules)
+    )
 
 
 def test_no_energy_reading_must_say_why():

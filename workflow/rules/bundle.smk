@@ -7,7 +7,13 @@ rule bundle:
         runs=run_files,
         calibration=calibration_files(),
     output:
-        f"{RESULTS}/bundle-{HOST}.tar.gz",
+        **(
+            {"signature": f"{RESULTS}/bundle-{HOST}.tar.gz.sig"}
+            if config["bundle_signing_key"]
+            else {}
+        ),
+        bundle=f"{RESULTS}/bundle-{HOST}.tar.gz",
+        # its signature, where the config names a key (records/signing.py)
     log:
         f"{LOGS}/bundle.log",
     localrule: True
@@ -19,6 +25,7 @@ rule bundle:
         experiment=EXPERIMENT,
         config=report_config(),
         code=TRAINING_CODE_DIGEST,
+        signing_key=config["bundle_signing_key"],
     script:
         "../scripts/bundle.py"
 
@@ -39,6 +46,8 @@ rule verify_bundle:
         "../../envs/workflow.yaml"
     resources:
         timing_slot=1,  # nothing runs beside a timing job
+    params:
+        trusted_keys=config["trusted_keys"],
     script:
         "../scripts/verify_bundle.py"
 

@@ -4,13 +4,13 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
-from mnist_speedup.records import bundle
+from mnist_speedup.records import bundle, signing
 from mnist_speedup.records import run_record as records
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
     params = snakemake.params
-    results = Path(snakemake.output[0]).parent  # results/<experiment>/
+    results = Path(snakemake.output.bundle).parent  # results/<experiment>/
     files = [Path(f) for f in [*snakemake.input.runs, *snakemake.input.calibration]]
     envs = [records.load(path)["environment"] for path in snakemake.input.runs]
     env = envs[0]
@@ -24,5 +24,7 @@ with logged(snakemake) as log:
         software=bundle.software(envs),
         training_code=params.code,
     )
-    bundle.write(snakemake.output[0], results, meta)
-    log(f"wrote {snakemake.output[0]}: {len(files)} files from {env['hostname']}")
+    bundle.write(snakemake.output.bundle, results, meta)
+    log(f"wrote {snakemake.output.bundle}: {len(files)} files from {env['hostname']}")
+    if params.signing_key:
+        log(f"signed it: {signing.sign(snakemake.output.bundle, params.signing_key)}")

@@ -73,7 +73,11 @@ def check_names(record: dict, source: str, label_key: str = "device") -> None:
             "that made it and rerun, or remove the record."
         )
     if not isinstance(host, str) or not _HOST.match(host):
-        shown = repr(host) if not isinstance(host, str) or len(host) <= 80 else f"{host[:60]!r}... ({len(host):,} characters)"
+        shown = (
+            repr(host)
+            if not isinstance(host, str) or len(host) <= 80
+            else f"{host[:60]!r}... ({len(host):,} characters)"
+        )
         raise RecordError(
             f"{source}: hostname {shown} is not a safe name (`environment.hostname`: letters, digits, '.', '-' "
             "and '_', at most 253 characters). "
