@@ -249,3 +249,16 @@ def test_a_slurm_run_with_devices_auto_stops_before_any_job(tmp_path):
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0 and "`auto` is detected where the Snakefile is parsed" in out
     assert not (workdir / "results").exists() and "submitted" not in out
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "config").glob("*.yaml") if p.name != "config.yaml"))
+def test_every_shipped_config_parses_over_the_default(name):
+    """config/quick.yaml, three-frameworks.yaml and the others are read as `--configfile` reads them: over
+    config/config.yaml. Planted once: a misspelt key in quick.yaml failed here."""
+    import yaml
+
+    config = {**yaml.safe_load((ROOT / "config" / "config.yaml").read_text()),
+              **yaml.safe_load((ROOT / "config" / name).read_text())}  # fmt: skip
+    parsed = config_check.parse(config, None, SCHEMA, gpus=[{"index": 0, "uuid": "GPU-x", "name": "H100",
+                                                             "compute_capability": (9, 0)}])  # fmt: skip
+    assert parsed["experiment"] != "default" or name == "config.yaml"
