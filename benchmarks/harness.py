@@ -57,10 +57,10 @@ def worker_trainer(npz: str, threads: int, batch_size: int = BATCH, steps_per_ca
 
 
 def worker_keras(npz: str, threads: int) -> dict:
-    from mnist_speedup import tfdevice
-    from mnist_speedup.measure import trainer
+    from mnist_speedup.measure import frameworks, trainer
 
-    tf, _tl, _device, _gpu = tfdevice.open_device({"type": "cpu", "threads": threads})
+    framework = frameworks.open_device({"type": "cpu", "threads": threads, "framework": "tensorflow"})
+    tf = framework.tf
     keras = tf.keras
     tf.keras.utils.set_random_seed(1)
     data = trainer.load_data(npz)
@@ -81,11 +81,11 @@ def worker_keras(npz: str, threads: int) -> dict:
 
     class EpochClock(keras.callbacks.Callback):
         def on_epoch_begin(self, epoch, logs=None):
-            tfdevice.sync(tf)
+            framework.sync()
             self.t0 = time.perf_counter()
 
         def on_epoch_end(self, epoch, logs=None):
-            tfdevice.sync(tf)
+            framework.sync()
             times.append(time.perf_counter() - self.t0)
 
     model.fit(data["x_train"], data["y_train"], batch_size=BATCH, epochs=EPOCHS, shuffle=True, verbose=0,

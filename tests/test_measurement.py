@@ -63,7 +63,8 @@ def test_deterministic_runs_repeat_every_epoch_loss(tmp_path):
     body = (
         "spec = run.RunSpec.with_defaults(workload='mlp', workload_spec={{'type': 'mlp'}}, device='cpu', device_spec={{'type': 'cpu', 'threads': 2}}, batch_size=50, seed=7,"
         " epochs=3, step_samples=0, deterministic=True)\n"
-        "r = run.make_record(spec, trainer.run(spec, {npz!r}, log=lambda *a: None), lock_wait_s=0.0, training_code='t', data_digest='d')\n"
+        "from mnist_speedup.measure import record\n"
+        "r = record.make_record(spec, trainer.run(spec, {npz!r}, log=lambda *a: None), lock_wait_s=0.0, training_code='t', data_digest='d')\n"
         "print('RESULT' + json.dumps([r['quality']['epoch_loss'], r['deterministic']]))"
     )
     first = run_worker("trainer", body, npz=str(npz))

@@ -1,0 +1,236 @@
+"""Each framework's product path against a plain probe in that framework alone (not part of the test suite).
+
+    python benchmarks/frameworks_bench.py --mirror ../shared/data/mnist [--threads 2] [--pairs 2]
+    python benchmarks/frameworks_bench.py --mirror ../shared/data/mnist --neighbour   # PyTorch beside a spinning process
+
+For TensorFlow, JAX and PyTorch in turn, A B A B in one run, each measurement its own process:
+  A: the product path (trainer.run through the framework seam, as a training job runs it);
+  B: a plain probe of the same MLP (784-800-800-10, dropout 0.2/0.5/0.5), Adam 1e-4, batch, threads and data
+     (preloaded, a permutation per epoch), written in that framework alone, one optimizer step per batch.
+Prints, per framework: each pair's steady epoch times and the ratio plain / product (the product path's speed
+as a share of the plain probe's: 1.00 is as fast), the product path's fixed cost beyond its epochs broken down
+(process start, imports, data, build, compilation, rate probe), and its achieved share of the rate probe.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "workflow"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+FRAMEWORKS = ("tensorflow", "jax", "pytorch")
+BATCH, EPOCHS, SAMPLES = 500, 4, 10_000  # 1 warm-up epoch and 3 steady ones of 20 steps each
+DROPOUT, HIDDEN = (0.2, 0.5, 0.5), (800, 800)
+
+
+def product(framework: str, npz: str, threads: int) -> dict:
+    from mnist_speedup.measure import trainer
+    from mnist_speedup.spec import run
+
+    spec = run.RunSpec.with_defaults(
+        workload="mlp", workload_spec={"type": "mlp"}, device="cpu", batch_size=BATCH, seed=1,
+        device_spec={"type": "cpu", "threads": threads, "framework": framework, "precision": "float32",
+                     "jit_compile": framework == "jax"},
+        epochs=EPOCHS, warmup_epochs=1, step_samples=0, train_samples=SAMPLES,
+    )  # fmt: skip
+    r = trainer.run(spec, npz, log=lambda *a: None)
+    return {"steady_epoch_s": r["timing"]["steady_epoch_mean_s"], "setup_s": r["setup_s"],
+            "epochs_s": sum(r["timing"]["epoch_s"]) + sum(r["timing"]["epoch_eval_s"]),
+            "achieved_share": r["flops"]["achieved_per_s"] / r["device_rate_probe"]["flops_per_s_median"]}  # fmt: skip
+
+
+def _data(npz: str):
+    import numpy as np
+
+    with np.load(npz) as d:
+        x, y = d["x_train"][:SAMPLES].reshape(-1, 784).astype("float32") / 255.0, d["y_train"][:SAMPLES]
+    return x, y.astype("int64")
+
+
+def _timed(epoch) -> float:
+    times = []
+    for _ in range(EPOCHS):
+        t = time.perf_counter()
+        epoch()
+        times.append(time.perf_counter() - t)
+    return statistics.fmean(times[1:])
+
+
+def plain_pytorch(npz: str, threads: int) -> dict:
+    import torch
+
+    torch.set_num_threads(threads)
+    x, y = (torch.from_numpy(a) for a in _data(npz))
+    layers, widths = [], (784, *HIDDEN, 10)
+    for i, (rate, (a, b)) in enumerate(zip(DROPOUT, zip(widths, widths[1:]))):
+        layers += [torch.nn.Dropout(rate), torch.nn.Linear(a, b)] + ([torch.nn.ReLU()] if i < 2 else [])
+    net, steps = torch.nn.Sequential(*layers), len(x) // BATCH
+    opt = torch.optim.Adam(net.parameters(), lr=1e-4)
+
+    def epoch():
+        order = torch.randperm(len(x))[: steps * BATCH].view(steps, BATCH)
+        total = torch.zeros(())
+        for idx in order:
+            loss = torch.nn.functional.cross_entropy(net(x[idx]), y[idx])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            total = total + loss.detach()
+        float(total)
+
+    return {"steady_epoch_s": _timed(epoch)}
+
+
+def plain_jax(npz: str, threads: int) -> dict:
+    os.environ["JAX_PLATFORMS"] = "cpu"
+    os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:threads])
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    import optax
+
+    x, y = (jnp.asarray(a) for a in _data(npz))
+    widths, rng = (784, *HIDDEN, 10), np.random.default_rng(0)
+    params = [(jnp.asarray(rng.normal(0, 0.05, (a, b)).astype("float32")), jnp.zeros(b)) for a, b in zip(widths, widths[1:])]
+    opt = optax.adam(1e-4)
+
+    def loss_fn(params, xb, yb, key):
+        keys = jax.random.split(key, 3)
+        h = xb
+        for i, ((w, b), rate) in enumerate(zip(params, DROPOUT)):
+            h = jnp.where(jax.random.bernoulli(keys[i], 1 - rate, h.shape), h / (1 - rate), 0)
+            h = h @ w + b
+            h = jax.nn.relu(h) if i < 2 else h
+        return optax.softmax_cross_entropy_with_integer_labels(h, yb).mean()
+
+    @jax.jit
+    def step(params, state, xb, yb, key):
+        loss, grads = jax.value_and_grad(loss_fn)(params, xb, yb, key)
+        updates, state = opt.update(grads, state, params)
+        return optax.apply_updates(params, updates), state, loss
+
+    holder = {"p": params, "s": opt.init(params), "k": jax.random.PRNGKey(0)}
+    steps = len(x) // BATCH
+
+    def epoch():
+        holder["k"], sub = jax.random.split(holder["k"])
+        order = jax.random.permutation(sub, len(x))[: steps * BATCH].reshape(steps, BATCH)
+        total = 0.0
+        for i in range(steps):
+            holder["k"], sub = jax.random.split(holder["k"])
+            holder["p"], holder["s"], loss = step(holder["p"], holder["s"], x[order[i]], y[order[i]], sub)
+            total = total + loss
+        float(total)
+
+    epoch()  # compile outside every clock
+    return {"steady_epoch_s": _timed(epoch)}
+
+
+def plain_tensorflow(npz: str, threads: int) -> dict:
+    os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+    import tensorflow as tf
+
+    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    x, y = (tf.constant(a) for a in _data(npz))
+    layers = []
+    for i, rate in enumerate(DROPOUT):
+        layers += [tf.keras.layers.Dropout(rate), tf.keras.layers.Dense((*HIDDEN, 10)[i], activation="relu" if i < 2 else None)]
+    net = tf.keras.Sequential([tf.keras.Input((784,)), *layers])
+    opt = tf.keras.optimizers.Adam(1e-4)
+    steps = len(x) // BATCH
+
+    @tf.function
+    def step(xb, yb):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(yb, net(xb, training=True)))
+        opt.apply_gradients(zip(tape.gradient(loss, net.trainable_variables), net.trainable_variables))
+        return loss
+
+    def epoch():
+        order = tf.reshape(tf.random.shuffle(tf.range(len(x)))[: steps * BATCH], (steps, BATCH))
+        total = tf.constant(0.0)
+        for i in range(steps):
+            total += step(tf.gather(x, order[i]), tf.gather(y, order[i]))
+        float(total)
+
+    epoch()  # trace outside every clock
+    return {"steady_epoch_s": _timed(epoch)}
+
+
+def in_process(kind: str, framework: str, npz: Path, threads: int, spin: bool = False) -> dict:
+    """One measurement in a fresh process (as a training job), optionally beside a spinning neighbour."""
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if spin else None
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run([sys.executable, __file__, "--worker", kind, framework, str(npz), str(threads)],
+                              capture_output=True, text=True, timeout=1800, env={**os.environ, "PYTHONHASHSEED": "0"})  # fmt: skip
+    finally:
+        if spinner:
+            spinner.kill()
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")), None)
+    if line is None:
+        raise RuntimeError(proc.stdout[-2000:] + proc.stderr[-4000:])
+    return {**json.loads(line[6:]), "process_s": time.perf_counter() - start}
+
+
+def compare(npz: Path, threads: int, pairs: int) -> list[str]:
+    lines = [f"| framework | pair | product epoch (s) | plain epoch (s) | plain / product | fixed cost beyond epochs (s) | "
+             "of which: before our code, import, data, build, data to device, compile, rate probe | achieved share of the rate probe |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for fw in FRAMEWORKS:
+        for pair in range(1, pairs + 1):
+            a, b = in_process("product", fw, npz, threads), in_process(f"plain_{fw}", fw, npz, threads)
+            s = a["setup_s"]
+            parts = ", ".join(f"{s.get(k) or 0:.2f}" for k in ("before_run_s", "import_s", "data_load_s", "build_s",
+                                                                "data_to_device_s", "trace_s", "rate_probe_s"))  # fmt: skip
+            fixed = a["process_s"] - a["epochs_s"]
+            lines.append(f"| {fw} | {pair} | {a['steady_epoch_s']:.3f} | {b['steady_epoch_s']:.3f} | "
+                         f"{b['steady_epoch_s'] / a['steady_epoch_s']:.2f} | {fixed:.1f} | {parts} | {a['achieved_share']:.0%} |")  # fmt: skip
+            print(lines[-1], flush=True)
+    return lines
+
+
+def neighbour(npz: Path, threads: int) -> list[str]:
+    lines = ["| PyTorch plain probe | alone | beside a spinning process |", "|---|---|---|"]
+    for n in sorted({threads, 1}, reverse=True):
+        alone = in_process("plain_pytorch", "pytorch", npz, n)["steady_epoch_s"]
+        busy = in_process("plain_pytorch", "pytorch", npz, n, spin=True)["steady_epoch_s"]
+        lines.append(f"| {n} thread{'s' if n != 1 else ''} | {alone:.2f} s | {busy:.2f} s ({busy / alone:.1f}x) |")
+        print(lines[-1], flush=True)
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mirror", type=Path, default=ROOT.parent / "shared" / "data" / "mnist")
+    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--pairs", type=int, default=2)
+    parser.add_argument("--neighbour", action="store_true", help="PyTorch alone and beside a spinning process")
+    parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        kind, fw, npz, threads = args.worker
+        result = product(fw, npz, int(threads)) if kind == "product" else globals()[kind](npz, int(threads))
+        print("RESULT" + json.dumps(result))
+        return
+    import harness
+
+    npz = harness.prepare_npz(args.mirror, Path("/tmp/frameworks-bench"))
+    print(f"machine: {platform.node()}, {os.cpu_count()} logical cores, Python {platform.python_version()}, "
+          f"{time.strftime('%Y-%m-%d %H:%M')}; batch {BATCH}, {SAMPLES} images per epoch, {args.threads} threads")
+    print("\n".join(neighbour(npz, args.threads) if args.neighbour else compare(npz, args.threads, args.pairs)))
+
+
+if __name__ == "__main__":
+    main()
