@@ -101,7 +101,9 @@ def plain_jax(npz: str, threads: int) -> dict:
 
     x, y = (jnp.asarray(a) for a in _data(npz))
     widths, rng = (784, *HIDDEN, 10), np.random.default_rng(0)
-    params = [(jnp.asarray(rng.normal(0, 0.05, (a, b)).astype("float32")), jnp.zeros(b)) for a, b in zip(widths, widths[1:])]
+    params = [
+        (jnp.asarray(rng.normal(0, 0.05, (a, b)).astype("float32")), jnp.zeros(b)) for a, b in zip(widths, widths[1:])
+    ]
     opt = optax.adam(1e-4)
 
     def loss_fn(params, xb, yb, key):
@@ -145,7 +147,10 @@ def plain_tensorflow(npz: str, threads: int) -> dict:
     x, y = (tf.constant(a) for a in _data(npz))
     layers = []
     for i, rate in enumerate(DROPOUT):
-        layers += [tf.keras.layers.Dropout(rate), tf.keras.layers.Dense((*HIDDEN, 10)[i], activation="relu" if i < 2 else None)]
+        layers += [
+            tf.keras.layers.Dropout(rate),
+            tf.keras.layers.Dense((*HIDDEN, 10)[i], activation="relu" if i < 2 else None),
+        ]
     net = tf.keras.Sequential([tf.keras.Input((784,)), *layers])
     opt = tf.keras.optimizers.Adam(1e-4)
     steps = len(x) // BATCH
@@ -185,7 +190,7 @@ def in_process(kind: str, framework: str, npz: Path, threads: int, spin: bool = 
 
 
 def compare(npz: Path, threads: int, pairs: int) -> list[str]:
-    lines = [f"| framework | pair | product epoch (s) | plain epoch (s) | plain / product | fixed cost beyond epochs (s) | "
+    lines = ["| framework | pair | product epoch (s) | plain epoch (s) | plain / product | fixed cost beyond epochs (s) | "
              "of which: before our code, import, data, build, data to device, compile, rate probe | achieved share of the rate probe |",
              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for fw in FRAMEWORKS:
@@ -227,8 +232,10 @@ def main() -> None:
     import harness
 
     npz = harness.prepare_npz(args.mirror, Path("/tmp/frameworks-bench"))
-    print(f"machine: {platform.node()}, {os.cpu_count()} logical cores, Python {platform.python_version()}, "
-          f"{time.strftime('%Y-%m-%d %H:%M')}; batch {BATCH}, {SAMPLES} images per epoch, {args.threads} threads")
+    print(
+        f"machine: {platform.node()}, {os.cpu_count()} logical cores, Python {platform.python_version()}, "
+        f"{time.strftime('%Y-%m-%d %H:%M')}; batch {BATCH}, {SAMPLES} images per epoch, {args.threads} threads"
+    )
     print("\n".join(neighbour(npz, args.threads) if args.neighbour else compare(npz, args.threads, args.pairs)))
 
 
