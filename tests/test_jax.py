@@ -184,6 +184,8 @@ def test_one_thread_means_one_core_measured_and_versions_are_recorded(tmp_path):
     assert out["cores_used"] <= 1.05
     # the compiled function was kept for the next run's process (planted once: no cache folder, no file)
     assert out["env"]["jax_compilation_cache"] == str(tmp_path / "cache") and any((tmp_path / "cache").iterdir())
+    assert out["env"]["jax_compilation_cache_state"] == "cold"  # the first run found an empty cache
+    assert _threads_probe(1, cache=tmp_path / "cache")["env"]["jax_compilation_cache_state"] == "warm"
     env = out["env"]
     assert env["framework"] == "jax" and env["jax_cpu_cores"] == 1 and env["jax_backend"] == "cpu"
     assert env["jax"] == jax.__version__ and env["jaxlib"] and env["optax"]

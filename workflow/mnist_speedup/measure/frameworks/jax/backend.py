@@ -20,6 +20,7 @@ and throws the result away: the weights stay the initial ones.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from mnist_speedup.measure.frameworks.base import DeviceError, Framework, NoDeviceMemory
 from mnist_speedup.measure.frameworks.jax.training import JaxTraining
@@ -45,6 +46,9 @@ class Jax(Framework):
 
         self.jax = jax
         self.compilation_cache = _use_compilation_cache(jax)
+        # whether this run found compiled functions from an earlier run (warm) or compiles from nothing (cold)
+        folder = Path(self.compilation_cache)
+        self.cache_state = "warm" if folder.is_dir() and any(folder.iterdir()) else "cold"
         precision = precisions.of(self.precision)
         # float32 means float32 (JAX's GPU default is not); TF32 where asked; mixed: the cast decides
         self.matmul_precision = (
@@ -137,7 +141,7 @@ class Jax(Framework):
         env = {"jax": jax.__version__, "jaxlib": _version(metadata, "jaxlib"), "optax": _version(metadata, "optax"),
                "jax_backend": target.platform, "jax_device": str(target),
                "jax_matmul_precision": self.matmul_precision, "jax_cpu_cores": len(os.sched_getaffinity(0)),
-               "jax_compilation_cache": self.compilation_cache}  # fmt: skip
+               "jax_compilation_cache": self.compilation_cache, "jax_compilation_cache_state": self.cache_state}  # fmt: skip
         index = self.device.index
         if self.device.platform.accelerator:
             cc = getattr(target, "compute_capability", None)
@@ -157,8 +161,6 @@ def _use_compilation_cache(jax) -> str:
     H200 each run's process otherwise spent 17-21 s compiling and autotuning
     before its first epoch (JAX 0.11.2), outside the clock but inside the
     machine time a benchmark can afford. Returns the folder."""
-    from pathlib import Path
-
     folder = os.environ.get(CACHE_VARIABLE) or str(Path.home() / ".cache" / "mnist-speedup" / f"jax-{jax.__version__}")
     jax.config.update("jax_compilation_cache_dir", folder)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
