@@ -49,10 +49,10 @@ def _best(rows: pd.DataFrame):
 def _workload_sentences(rows: pd.DataFrame, names: dict, baseline: str, workload: str | None) -> list[str]:
     best = _best(rows)
     cells = len(rows)
-    where = f"{workload}: " if workload else ""
-    largest = f"the largest speedup of {cells} settings" if cells > 1 else "the one setting"
-    out = [f"{where}{largest}. " + _sentence(best, esc(names[best.device]), esc(names[baseline]), "")]
-    out[0] = out[0][0].upper() + out[0][1:]
+    largest = f"largest of {cells} settings: " if cells > 1 else ""
+    where = (f"{workload}, " if largest else f"{workload}: ") if workload else ""
+    lead = f"{where}{largest}" + _sentence(best, esc(names[best.device]), esc(names[baseline]), "")
+    out = [lead[0].upper() + lead[1:]]
     article = rows[(rows.batch_size == ARTICLE_BATCH_SIZE) & (rows.device == best.device)]
     if int(best.batch_size) != ARTICLE_BATCH_SIZE and not article.empty:
         r = article.iloc[0]
