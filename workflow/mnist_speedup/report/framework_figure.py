@@ -11,6 +11,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
+from matplotlib.ticker import FuncFormatter
 
 from mnist_speedup.analysis import frameworks as pairs_of
 from mnist_speedup.report.figure import RC, plain
@@ -39,6 +40,7 @@ def draw(summary: pd.DataFrame, options: dict | None = None, labels: dict | None
                 network = runs.workload_words.iloc[0] if "workload_words" in runs and len(runs) else workload
                 ax.set_title(plain(f"{network}, {hardware}"), fontsize=8)
                 ax.set(xlabel="Batch size", ylabel="Samples/s (mean ± SD)" if col == 0 else "")
+                ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
         handles = [plt.Rectangle((0, 0), 1, 1, color=colours[n], label=plain(words[n])) for n in names]
         fig.legend(handles=handles, loc="outside lower center", ncol=len(names), frameon=False)
         if opts.get("title"):
