@@ -53,3 +53,24 @@ def test_the_report_compares_the_frameworks_and_the_figure_draws_them_side_by_si
     fig = framework_figure.draw(summary, labels={"cpu": "cpu (2 threads)"})
     paths = figure.save(fig, tmp_path / "frameworks", ["png"], 100)
     assert paths[0].stat().st_size > 5_000
+
+
+def test_the_kept_three_framework_run_has_bounded_paired_intervals_and_parity_for_every_pair(tmp_path):
+    """Issue 38's done criterion, kept (benchmarks/three-frameworks-2026-12-06/, config/three-frameworks.yaml on
+    real MNIST, 3 seeds, the development VM): every pair of TensorFlow, JAX and PyTorch has a bounded paired
+    interval and parity PASS; the figures are pinned to the printed digits."""
+    from conftest import ROOT
+    from mnist_speedup.analysis import aggregate, tta
+    from mnist_speedup.records import bundle
+
+    kept = ROOT / "benchmarks" / "three-frameworks-2026-12-06" / "bundle-vm.tar.gz"
+    bundle.unpack(kept, tmp_path / "u")
+    summary, curves = aggregate.load_runs([], [tmp_path / "u"], [])
+    summary = summary.merge(tta.per_run(curves, 0.9), on=["workload", "device", "batch_size", "seed"])
+    pairs = pairs_of.pairs(summary, 0.9, 0.005)
+    got = {(a, b): (f"{s:.2f}", f"{lo:.2f}", f"{hi:.2f}", p)
+           for a, b, s, lo, hi, p in zip(pairs["first"], pairs.second, pairs.speedup, pairs.low, pairs.high, pairs.parity)}  # fmt: skip
+    assert got == {("tf", "jax"): ("0.98", "0.83", "1.15", "PASS"),
+                   ("tf", "pytorch"): ("0.63", "0.56", "0.70", "PASS"),
+                   ("jax", "pytorch"): ("0.64", "0.60", "0.70", "PASS")}  # fmt: skip
+    assert pairs.method.str.contains("paired means").all()
