@@ -7,7 +7,8 @@ reported as survived when many run in one call), so each sampled mutant is
 run alone: `mutmut run NAME`. Prints the score with a 95% interval and
 every surviving mutant's diff.
 
-Usage: python mutation_sample.py N [SEED]
+Usage: python mutation_sample.py N [SEED] [MODULE_PREFIX...]
+(MODULE_PREFIX, e.g. ``records.``: sample only the mutants of modules whose name starts with one of them)
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ def score(killed: int, judged: int) -> str:
 
 def main() -> None:
     n, seed = int(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 0
-    every = mutants()
+    prefixes = tuple(sys.argv[3:])
+    every = [m for m in mutants() if not prefixes or module_of(m).startswith(prefixes)]
     sample = sorted(random.Random(seed).sample(every, min(n, len(every))))
     results = {}
     with ThreadPoolExecutor(max_workers=2) as pool:

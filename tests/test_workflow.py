@@ -95,6 +95,7 @@ def test_every_output_exists_and_agrees(finished):
         assert record["environment"]["gpu_name"] is None
         assert len(record["timing"]["epoch_s"]) == config["epochs"]
         assert record["timing"]["epoch_is_warmup"] == [True, False]
+        assert 0 < record["timing"]["clock_resolution_s"] < 1e-3  # what the clock tells apart (issue 40.3)
         assert record["samples_per_epoch"] == 1000  # 1200 - 200 validation, batch 100
         assert record["loop"]["optimizer_steps_per_epoch"] == [10, 10] and record["loop"]["calls_per_epoch"] == 1
         assert len(record["quality"]["epoch_val_accuracy"]) == 2
