@@ -40,6 +40,9 @@ def test_each_workload_gets_its_own_headline_under_its_name(tmp_path):
     lines = headline.sentences(_report(tmp_path, batch_sizes=(500,), workloads=("mlp", "wide")))
     assert [line.split(":")[0] for line in lines] == ["MLP 784-64-10", "MLP 784-128-10"]
     assert all(": cpu1 (1 thread) trained" in line and "Largest" not in line for line in lines)
+    # one workload, one setting: the sentence opens on the device's label, as written (planted: capitalised, failed)
+    (alone,) = headline.sentences(_report(tmp_path / "one", batch_sizes=(500,)))
+    assert alone.startswith("cpu1 (1 thread) trained")
 
 
 def test_one_seed_is_one_seed_and_columns_empty_on_every_row_are_left_out_with_a_note(tmp_path):

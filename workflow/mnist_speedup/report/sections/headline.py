@@ -51,8 +51,9 @@ def _workload_sentences(rows: pd.DataFrame, names: dict, baseline: str, workload
     cells = len(rows)
     largest = f"largest of {cells} settings: " if cells > 1 else ""
     where = (f"{workload}, " if largest else f"{workload}: ") if workload else ""
-    lead = f"{where}{largest}" + _sentence(best, esc(names[best.device]), esc(names[baseline]), "")
-    out = [lead[0].upper() + lead[1:]]
+    prefix = f"{where}{largest}"
+    prefix = prefix[:1].upper() + prefix[1:]  # a sentence that opens on a device label keeps the label as written
+    out = [prefix + _sentence(best, esc(names[best.device]), esc(names[baseline]), "")]
     article = rows[(rows.batch_size == ARTICLE_BATCH_SIZE) & (rows.device == best.device)]
     if int(best.batch_size) != ARTICLE_BATCH_SIZE and not article.empty:
         r = article.iloc[0]
