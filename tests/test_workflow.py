@@ -497,20 +497,6 @@ def _snapshot(folder):
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_zz_a_refused_record_leaves_every_file_of_the_last_good_run_as_it_was(finished):
-    """Issue 18 (8). Last in this module: it leaves a refused record behind."""
-    workdir, cfg, _, _ = finished
-    results = workdir / "results" / "default"
-    edited_record = results / "runs" / "mlp" / "cpu1" / "bs100" / "seed2.json"
-    record = json.loads(edited_record.read_text())
-    record["quality"]["test_accuracy"] = 0.99  # edited after it was sealed
-    edited_record.write_text(json.dumps(record))
-    before = _snapshot(results)
-    proc = snakemake(workdir, "--cores", "2", "--configfile", str(cfg), check=False)
-    assert proc.returncode != 0 and "was edited after it was written" in proc.stdout + proc.stderr
-    assert _snapshot(results) == before  # summary, speedup, tta, figures and report byte-identical
-
-
 @pytest.mark.parametrize(("dotted", "word", "named"), [
     ("device_spec.type", "tpu", "device_spec.type"), ("device_spec.framework", "mxnet", "device_spec.framework"),
     ("device_spec.precision", "fp8", "device_spec.precision"), ("workload_spec.type", "rnn", "workload_spec"),
@@ -538,3 +524,17 @@ def test_a_word_no_registry_knows_is_refused_by_check_runs_and_the_tables_stay(f
     assert str(dest) in out and f"`{named}`" in out and word in out
     assert "rule aggregate:" not in out and "rule figure:" not in out
     assert {p: p.read_bytes() for p in kept} == kept
+
+
+def test_zz_a_refused_record_leaves_every_file_of_the_last_good_run_as_it_was(finished):
+    """Issue 18 (8). Last in this module: it leaves a refused record behind."""
+    workdir, cfg, _, _ = finished
+    results = workdir / "results" / "default"
+    edited_record = results / "runs" / "mlp" / "cpu1" / "bs100" / "seed2.json"
+    record = json.loads(edited_record.read_text())
+    record["quality"]["test_accuracy"] = 0.99  # edited after it was sealed
+    edited_record.write_text(json.dumps(record))
+    before = _snapshot(results)
+    proc = snakemake(workdir, "--cores", "2", "--configfile", str(cfg), check=False)
+    assert proc.returncode != 0 and "was edited after it was written" in proc.stdout + proc.stderr
+    assert _snapshot(results) == before  # summary, speedup, tta, figures and report byte-identical
