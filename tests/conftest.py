@@ -224,6 +224,17 @@ def _consistent(record: dict) -> dict:
     return record
 
 
+def record_refusal(record: dict) -> str | None:
+    """Why the record reader refuses ``record`` once sealed (None: it is accepted)."""
+    from mnist_speedup.records import run_record, seal
+
+    try:
+        run_record.check(seal.seal(record), "rec.json")
+    except run_record.RecordError as exc:
+        return str(exc)
+    return None
+
+
 def make_calibration(device="cpu", host="h", workload="mlp", threads=2, **changes) -> dict:
     """A complete, valid calibration record of a ``threads``-thread CPU at
     the MLP's shapes (batch size 100), as calibrate.measure writes it."""

@@ -6,16 +6,10 @@ import copy
 
 import pytest
 
-from conftest import make_record
-from mnist_speedup.records import invariants, run_record, seal
+from conftest import make_record, record_refusal
+from mnist_speedup.records import invariants
 
-
-def _refusal(record: dict) -> str | None:
-    try:
-        run_record.check(seal.seal(record), "rec.json")
-    except run_record.RecordError as exc:
-        return str(exc)
-    return None
+_refusal = record_refusal
 
 
 def _record(**changes) -> dict:

@@ -9,9 +9,9 @@ import tarfile
 
 import pytest
 
-from conftest import ROOT, make_record, write_records
+from conftest import ROOT, make_record, record_refusal, write_records
 from mnist_speedup.analysis import aggregate
-from mnist_speedup.records import fields, run_record, seal
+from mnist_speedup.records import fields, run_record
 
 KEPT = ROOT / "benchmarks" / "h200-2026-12-04"
 WRONG = {"number": "fast", "integer": 2.5, "text": 5, "flag": "yes", "setting": 2.5,
@@ -30,12 +30,7 @@ def _set(record: dict, dotted: str, value) -> dict:
     return out
 
 
-def _refusal(record: dict) -> str | None:
-    try:
-        run_record.check(seal.seal(record), "rec.json")
-    except run_record.RecordError as exc:
-        return str(exc)
-    return None
+_refusal = record_refusal
 
 
 @pytest.mark.parametrize("field", fields.FIELDS, ids=lambda f: f.dotted)
