@@ -80,6 +80,25 @@ def test_the_steady_sd_is_the_epochs_sd():
     assert "`timing.steady_epoch_std_s` is 0.0001 but the steady epochs' SD is" in _refusal(r)
 
 
+def test_the_steady_cv_is_the_epochs_cv():
+    """A survivor of the 2026-12-07 mutation run: no test carried a CV (SD times the mean passed)."""
+    import statistics
+
+    r = _record(epoch_s=[2.0, 1.0, 1.2, 1.1])
+    steady = r["timing"]["epoch_s"][1:]
+    r["timing"]["steady_epoch_cv"] = statistics.stdev(steady) / statistics.fmean(steady)
+    assert _refusal(r) is None
+    r["timing"]["steady_epoch_cv"] = statistics.stdev(steady) * statistics.fmean(steady)
+    assert "`timing.steady_epoch_cv` is" in _refusal(r)
+
+
+def test_a_derived_field_left_null_beside_a_value_that_exists_is_refused():
+    """A survivor of the 2026-12-07 mutation run: one side None and the other a number was not compared."""
+    r = _record()
+    r["timing"]["steady_epoch_std_s"] = None
+    assert "`timing.steady_epoch_std_s` is None but the steady epochs' SD is" in _refusal(r)
+
+
 def test_the_warm_up_flags_follow_warmup_epochs():
     r = _record()
     r["timing"]["epoch_is_warmup"] = [False, False, False]
@@ -108,3 +127,10 @@ def test_a_word_this_workflow_does_not_know_is_refused_at_the_door(key, value):
     r = _record()
     r["device_spec"][key] = value
     assert f"`device_spec.{key}` is {value!r}, which this workflow does not know" in _refusal(r)
+
+
+def test_a_warm_up_as_long_as_the_run_is_refused_with_both_numbers():
+    """A survivor of the 2026-12-07 mutation run: the message lost its numbers and no test noticed."""
+    r = _record()
+    r["warmup_epochs"] = r["epochs"]
+    assert f"`warmup_epochs` is {r['epochs']} with {r['epochs']} epochs" in _refusal(r)

@@ -189,3 +189,47 @@ def test_a_two_thread_run_beside_a_spinning_neighbour_is_flagged(tmp_path):
     assert (
         len(checks.oversubscribed(table)) == 1 and "more threads than free cores" in checks.oversubscription(table)[0]
     )
+
+
+@pytest.mark.slow
+def test_torch_compile_compiles_in_the_warm_up_records_the_cache_and_refuses_a_recompile(tmp_path):
+    """jit_compile: true (issue 38.3), in fresh processes sharing one cache folder: the first finds it cold,
+    the second warm; compiling is in the warm-up (outside every epoch), and a new shape inside an epoch is an
+    error rather than a silent recompilation."""
+    code = textwrap.dedent(f"""
+        import json, sys, time
+        sys.path.insert(0, {str(ROOT / "workflow")!r})
+        import numpy as np
+        from mnist_speedup.measure import frameworks
+        from mnist_speedup.spec import run
+        spec_d = {{"type": "cpu", "threads": 2, "framework": "pytorch", "precision": "float32", "jit_compile": True}}
+        fw = frameworks.open_device(spec_d, seed=1)
+        spec = run.RunSpec.with_defaults(workload="w", workload_spec={{"type": "mlp", "hidden": [32]}}, device="cpu",
+                                         device_spec=spec_d, batch_size=20, seed=1, epochs=2)
+        rng = np.random.default_rng(0)
+        data = {{f"x_{{k}}": rng.random((100, 784), dtype=np.float32) for k in ("train", "val", "test")}}
+        data |= {{f"y_{{k}}": rng.integers(0, 10, 100).astype(np.uint8) for k in ("train", "val", "test")}}
+        setup = {{}}
+        training = fw.training(spec, data, 5, setup)
+        training.warm_up()
+        t = time.perf_counter()
+        training.run_epoch()
+        epoch_s = time.perf_counter() - t
+        try:
+            training.train_model(training.x[:7])
+            recompiled = True
+        except Exception:
+            recompiled = False
+        print("RESULT" + json.dumps({{"state": fw.environment()["torch_compile"], "trace_s": setup["trace_s"],
+                                     "epoch_s": epoch_s, "recompiled": recompiled}}))
+    """)
+    env = {**__import__("os").environ, "MNIST_SPEEDUP_TORCH_CACHE": str(tmp_path / "cache")}
+    runs = []
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
+        line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")), None)
+        assert line, proc.stdout[-2000:] + proc.stderr[-4000:]
+        runs.append(json.loads(line[6:]))
+    assert [r["state"] for r in runs] == ["cold", "warm"]
+    assert all(r["trace_s"] > r["epoch_s"] for r in runs)  # the compilation was in the warm-up, not the epoch
+    assert not any(r["recompiled"] for r in runs)  # another shape after the warm-up is refused, not recompiled
