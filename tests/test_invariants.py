@@ -134,3 +134,14 @@ def test_a_warm_up_as_long_as_the_run_is_refused_with_both_numbers():
     r = _record()
     r["warmup_epochs"] = r["epochs"]
     assert f"`warmup_epochs` is {r['epochs']} with {r['epochs']} epochs" in _refusal(r)
+
+
+def test_steps_skipped_by_float16s_loss_scaling_are_taken_from_the_count():
+    """A survivor of the 2026-12-07 mutation run: no test had a skipped step, so reading the wrong key passed."""
+    r = _record(numerics={"precision": "float32", "compute_dtype": "float32", "jit_compile": False,
+                          "loss_scaling": {"skipped_steps": 1, "final_scale": 16384.0,
+                                           "skipped_steps_per_epoch": [0, 1, 0]}})  # fmt: skip
+    r["loop"]["optimizer_steps_per_epoch"] = [10, 9, 10]
+    assert _refusal(r) is None
+    r["loop"]["optimizer_steps_per_epoch"] = [10, 10, 10]
+    assert "`loop.optimizer_steps_per_epoch` is [10, 10, 10] but 10 steps per epoch" in _refusal(r)
