@@ -195,7 +195,7 @@ def test_a_two_thread_run_beside_a_spinning_neighbour_is_flagged(tmp_path):
 def test_torch_compile_compiles_in_the_warm_up_records_the_cache_and_refuses_a_recompile(tmp_path):
     """jit_compile: true (issue 38.3), in fresh processes sharing one cache folder: the first finds it cold,
     the second warm; compiling is in the warm-up (outside every epoch), and a new shape inside an epoch is an
-    error rather than a silent recompilation."""
+    error rather than a silent recompilation. Planted once: without error_on_recompile the new shape compiled, failed."""
     code = textwrap.dedent(f"""
         import json, sys, time
         sys.path.insert(0, {str(ROOT / "workflow")!r})
