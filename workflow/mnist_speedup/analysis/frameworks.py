@@ -18,26 +18,17 @@ COLUMNS = [*SETTING, "first", "second", "first_framework", "second_framework", "
            "method", "note", "parity", "parity_reason"]  # fmt: skip
 
 
-def _framework(value) -> str:
-    return value if isinstance(value, str) and value else frameworks.DEFAULT
-
-
-def _order(name: str) -> tuple[bool, str]:
-    """The article's framework first, then by name."""
-    return name != frameworks.DEFAULT, name
-
-
 def groups(summary: pd.DataFrame) -> list[list[str]]:
     """The devices of each hardware and precision that ran in two or more frameworks, the article's
     framework first."""
     first = summary.drop_duplicates("device").assign(
-        fw=lambda d: d.get("framework", pd.Series(dtype=object)).map(_framework)
+        fw=lambda d: d.get("framework", pd.Series(dtype=object)).map(frameworks.named)
     )
     keys = [k for k in (*HARDWARE, "precision") if k in first]
     out = []
     for _, rows in first.groupby(keys, dropna=False, sort=True):
         if rows.fw.nunique() > 1:
-            out.append([d for _, d in sorted(zip(rows.fw.map(_order), rows.device))])
+            out.append([d for _, d in sorted(zip(rows.fw.map(frameworks.order), rows.device))])
     return out
 
 
@@ -45,7 +36,7 @@ def pairs(summary: pd.DataFrame, target: float, margin: float) -> pd.DataFrame:
     """One row per pair of devices in a group, workload and batch size: how many times as fast the second
     trained as the first per epoch (mean(T_first) / mean(T_second)), its interval, and parity."""
     rows = []
-    fw = dict(zip(summary.device, summary.get("framework", pd.Series(dtype=object)).map(_framework)))
+    fw = dict(zip(summary.device, summary.get("framework", pd.Series(dtype=object)).map(frameworks.named)))
     for devices in groups(summary):
         for a, b in itertools.combinations(devices, 2):
             if fw[a] == fw[b]:

@@ -10,7 +10,6 @@ import socket
 import subprocess
 
 from mnist_speedup.spec import frameworks, precisions
-from mnist_speedup.spec.frameworks import COMMON_SOFTWARE as COMMON
 from mnist_speedup.spec.platforms import ACCELERATOR_FIELDS
 
 
@@ -146,7 +145,7 @@ def gpu_name(index: int | None) -> str | None:
 def framework_fields() -> tuple[str, ...]:
     """What every framework's environment names (null where it does not apply): the framework,
     every declared framework's software (spec/frameworks.py), the accelerator's fields."""
-    return ("framework", *(f for f in frameworks.software() if f not in COMMON), *ACCELERATOR_FIELDS)
+    return ("framework", *frameworks.own_software(), *ACCELERATOR_FIELDS)
 
 
 def capture(framework) -> dict:

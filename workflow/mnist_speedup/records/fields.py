@@ -136,7 +136,7 @@ FIELDS = (
     _f("environment.cpu_low_precision_flags", "texts"),
     *(_f(f"environment.{k}", "text", 0, MAX_NAME)
       for k in ("machine_id", "os", "python", "python_implementation", "numpy", "cpu_model", "framework",
-                *(f for f in frameworks.software() if f not in frameworks.COMMON_SOFTWARE), *ACCELERATOR_FIELDS)),
+                *frameworks.own_software(), *ACCELERATOR_FIELDS)),
     # each framework's own fields, as its framework.yaml declares them (cores: 0 is the framework's default)
     *(_f(f"environment.{k}", *_KINDS[kind]) for fw in frameworks.declarations().values()
       for k, kind in fw.environment.items()),

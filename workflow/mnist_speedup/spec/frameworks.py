@@ -103,6 +103,21 @@ def name_of(device_spec: dict) -> str:
     return device_spec.get("framework") or DEFAULT
 
 
+def named(value) -> str:
+    """The framework a table cell names (empty, missing or NaN from a table: the default's)."""
+    return value if isinstance(value, str) and value else DEFAULT
+
+
+def order(name: str) -> tuple[bool, str]:
+    """Sort key: the article's framework first, then by name."""
+    return name != DEFAULT, name
+
+
+def own_software() -> tuple[str, ...]:
+    """Every framework's own software fields (the common ones left out)."""
+    return tuple(f for f in software() if f not in COMMON_SOFTWARE)
+
+
 def of(device_spec: dict) -> Declaration:
     return declarations()[name_of(device_spec)]
 

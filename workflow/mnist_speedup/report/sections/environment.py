@@ -10,7 +10,7 @@ from mnist_speedup.spec import frameworks
 
 def _framework_version(row) -> str:
     """``TensorFlow 2.21.0``: the device's framework and the version of its first declared software."""
-    name = row.get("framework") if isinstance(row.get("framework"), str) else frameworks.DEFAULT
+    name = frameworks.named(row.get("framework"))
     fw = frameworks.declarations().get(name)
     if fw is None:
         return name

@@ -33,7 +33,7 @@ def render(report) -> list[str]:
     machines = ", ".join(sorted({f"{esc(h)} ({esc(c)})" for h, c in zip(s.host, s.cpu_model)}))
     kind = "Model" if len(report.workloads) == 1 else "Models"
     used = sorted(set(s.get("framework", pd.Series([frameworks.DEFAULT])).dropna()),
-                  key=lambda name: (name != frameworks.DEFAULT, name))  # fmt: skip
+                  key=frameworks.order)  # fmt: skip
     words = [_framework_words(name) for name in used]
     built = " and ".join(words) if len(words) < 3 else f"{', '.join(words[:-1])} and {words[-1]}"
     nets = "; ".join(f"{esc(words)} (`{esc(label)}`)" for label, words in sorted(report.workloads.items()))

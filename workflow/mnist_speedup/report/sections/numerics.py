@@ -18,8 +18,7 @@ HARDWARE = ("machine_key", "device_type", "threads", "gpu_index")
 
 
 def _framework(row) -> str:
-    value = row.get("framework")
-    return value if isinstance(value, str) and value else frameworks.DEFAULT
+    return frameworks.named(row.get("framework"))
 
 
 def _plain(row) -> bool:
