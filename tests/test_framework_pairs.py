@@ -74,3 +74,36 @@ def test_the_kept_three_framework_run_has_bounded_paired_intervals_and_parity_fo
                    ("tf", "pytorch"): ("0.63", "0.56", "0.70", "PASS"),
                    ("jax", "pytorch"): ("0.64", "0.60", "0.70", "PASS")}  # fmt: skip
     assert pairs.method.str.contains("paired means").all()
+
+
+def _gpu_and_host(gpu_pt=0.1):
+    """JAX and PyTorch on one GPU and on its host's CPU, in the same blocks (the lent GPU's experiment)."""
+    times = {("cpu", "jax"): 2.0, ("cpu", "pytorch"): 3.0, ("gpu", "jax"): 0.05, ("gpu", "pytorch"): gpu_pt}
+    recs = []
+    for (kind, fw), t0 in times.items():
+        spec = {"type": kind, "framework": fw, **({"index": 0} if kind == "gpu" else {"threads": 16})}
+        for s in (1, 2, 3):
+            noise = {1: 0.01, 2: -0.01, 3: 0.0}[s] if kind == "gpu" else 0.0  # the GPU's own, beside a shared drift
+            t = t0 * (1 + 0.02 * s) * (1 + noise)
+            recs.append(make_record(f"{kind}-{fw}", 100, s, epoch_s=(t, t, t * 1.001), device_spec=spec,
+                                    environment={"framework": fw, "gpu_name": "H100" if kind == "gpu" else None}))  # fmt: skip
+    return recs
+
+
+def test_each_framework_s_gpu_is_compared_with_its_own_cpu(tmp_path):
+    """Issue 39: with one baseline (cpu-jax), PyTorch's GPU is compared with PyTorch's CPU, not JAX's."""
+    summary, speedup, table, _ = crafted_tables(tmp_path, _gpu_and_host(), baseline="cpu-jax", target=0.5)
+    within = pairs_of.within(summary, "cpu-jax", 0.5, 0.005).set_index("second")
+    assert list(within.index) == ["gpu-jax", "gpu-pytorch"] and list(within["first"]) == ["cpu-jax", "cpu-pytorch"]
+    assert abs(within.loc["gpu-pytorch", "speedup"] - 30.0) < 0.5 and abs(within.loc["gpu-jax", "speedup"] - 40) < 1
+    assert all(within.low < within.speedup) and all(within.speedup < within.high) and all(within.parity == "PASS")
+    tables = markdown.Tables(summary, speedup, table, pd.DataFrame(), drift.table(summary))
+    text = markdown.render(markdown.Report(tables, "cpu-jax", {"target_accuracy": 0.5}, {}, {}))
+    section = text[text.index("## Speedup within each framework") : text.index("## Frameworks on the same hardware")]
+    assert "| 100 | PyTorch | gpu-pytorch (H100, PyTorch) over cpu-pytorch (16 threads, PyTorch) | 30.00× |" in section
+
+
+def test_with_one_framework_there_is_no_within_table(tmp_path):
+    recs = [r for r in _gpu_and_host() if r["device_spec"]["framework"] == "jax"]
+    summary, _, _, _ = crafted_tables(tmp_path, recs, baseline="cpu-jax", target=0.5)
+    assert pairs_of.within(summary, "cpu-jax", 0.5, 0.005).empty

@@ -21,12 +21,15 @@ def _runs_in_order(order):
     return [key for key, _ in sorted(order.items(), key=lambda kv: kv[1])]
 
 
-def test_blocks_are_seed_major_with_every_device_once():
-    runs = _runs_in_order(design.block_order(DEVICES, BATCHES, SEEDS, WORKLOADS))
+def test_blocks_go_by_importance_then_seed_with_every_device_once():
+    """The time budget's order (issue 39): the main workload at the article's batch size with 3 seeds, then its
+    other batch sizes, then the other workloads, then further seeds; seed-major within each."""
+    runs = _runs_in_order(design.block_order(DEVICES, BATCHES, [*SEEDS, 4], WORKLOADS, main_workload="mlp"))
     blocks = [runs[i : i + len(DEVICES)] for i in range(0, len(runs), len(DEVICES))]
-    # seed-major, then workload, then batch size
-    assert [(b[0][3], b[0][0], b[0][2]) for b in blocks] == [(s, w, bs) for s in SEEDS for w in WORKLOADS
-                                                             for bs in BATCHES]  # fmt: skip
+    assert [(b[0][3], b[0][0], b[0][2]) for b in blocks] == [
+        *((s, "mlp", 500) for s in SEEDS), *((s, "mlp", 100) for s in SEEDS),
+        *((s, "cnn", bs) for s in SEEDS for bs in BATCHES), *((4, w, bs) for w in ["mlp", "cnn"] for bs in BATCHES),
+    ]  # fmt: skip
     for block in blocks:
         assert sorted(d for _, d, _, _ in block) == DEVICES  # every device once
         assert len({(w, bs, s) for w, _, bs, s in block}) == 1  # one workload, batch size and seed per block
@@ -37,8 +40,8 @@ def test_the_shuffle_differs_across_blocks_and_is_reproducible():
     runs = _runs_in_order(order)
     shuffles = {tuple(d for _, d, _, _ in runs[i : i + 3]) for i in range(0, len(runs), 3)}
     assert len(shuffles) > 1
-    # config order does not matter
-    assert design.block_order(list(reversed(DEVICES)), BATCHES, SEEDS, list(reversed(WORKLOADS))) == order
+    # the order of devices and of the workloads after the main one does not matter
+    assert design.block_order(list(reversed(DEVICES)), BATCHES, SEEDS, list(reversed(WORKLOADS)), "cnn") == order
 
 
 def test_a_new_seed_appends_its_blocks():

@@ -25,7 +25,8 @@ from mnist_speedup.data import mnist  # noqa: E402
 from mnist_speedup.spec import devices as device_info  # noqa: E402
 from mnist_speedup.measure import progress  # noqa: E402
 from mnist_speedup.spec import run  # noqa: E402
-from mnist_speedup.records import bundle, calibration  # noqa: E402
+from mnist_speedup.records import bundle, calibration, cuts  # noqa: E402
+from mnist_speedup.measure import budget  # noqa: E402
 
 SCHEMA = WORKFLOW_DIR.parent / "config" / "schemas" / "config.schema.yaml"
 try:
@@ -131,11 +132,25 @@ ALL_SEEDS = (
     if REPLICATION
     else config["seeds"]
 )
-PRIORITIES = design.Priorities(DEVICES, config["batch_sizes"], ALL_SEEDS, WORKLOADS)
+PRIORITIES = design.Priorities(
+    DEVICES, config["batch_sizes"], ALL_SEEDS, WORKLOADS, next(iter(WORKLOADS))
+)
 # for the console's progress line of each finished run (jobs inherit these)
 os.environ.setdefault(progress.START, datetime.datetime.now(datetime.UTC).isoformat())
 os.environ[progress.TOTAL] = str(len(PRIORITIES.order))
 os.environ[progress.AT_MOST] = "1" if REPLICATION else ""
+# The time budget (measure/budget.py): the jobs inherit it beside the start.
+# The notes of runs an earlier invocation cut go, so those runs are planned again.
+if config["time_budget_s"] is None:
+    os.environ.pop(budget.BUDGET, None)
+else:
+    os.environ[budget.BUDGET] = str(config["time_budget_s"])
+if workflow.is_main_process:
+    try:
+        for note in cuts.clear(RESULTS):
+            logger.info(f"{note}: cut by an earlier time budget; planned again")
+    except cuts.CutError as exc:
+        raise WorkflowError(str(exc)) from None
 
 
 def train_priority(wildcards):
@@ -342,24 +357,6 @@ def bundle_path(wildcards):
     return IMPORTED[wildcards.name]
 
 
-# Where and how this machine fetches MNIST: they matter only to the
-# download (never rerun once a file is verified), so no later job takes them
-# as a param, and a mirror URL with a password never reaches a report.
-MACHINE_LOCAL = ("mirrors", "download_timeout", "download_retries", "download_deadline")
-
-
 def report_config():
-    """The configuration as the report and the bundle show it: resolved
-    devices included, machine-local download settings left out."""
-    shown = {
-        k: v
-        for k, v in config.items()
-        if not k.startswith("_") and k not in MACHINE_LOCAL
-    }
-    return configinput.canonical(
-        shown
-        | {
-            "devices_auto": bool(config.get("_auto_devices")),
-            "no_gpu_reason": config.get("_no_gpu_reason"),
-        }
-    )
+    """The configuration as the report and the bundle show it (config/sources.py)."""
+    return configinput.shown(config)

@@ -92,6 +92,7 @@ rule report_markdown:
         time_to_accuracy=f"{RESULTS}/time_to_accuracy.csv",
         best_against_best=f"{RESULTS}/best_against_best.csv",
         drift=f"{RESULTS}/drift.csv",
+        time_budget=f"{RESULTS}/time_budget.csv",
         replication=replication_files,
     output:
         markdown=f"{RESULTS}/report.md",

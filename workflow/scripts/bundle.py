@@ -4,15 +4,16 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
-from mnist_speedup.records import bundle, signing
+from mnist_speedup.records import bundle, cuts, signing
 from mnist_speedup.records import run_record as records
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
     params = snakemake.params
     results = Path(snakemake.output.bundle).parent  # results/<experiment>/
-    files = [Path(f) for f in [*snakemake.input.runs, *snakemake.input.calibration]]
-    envs = [records.load(path)["environment"] for path in snakemake.input.runs]
+    runs, cut = cuts.split(snakemake.input.runs)  # a time budget's notes are not runs: they never travel
+    files = [*runs, *(Path(f) for f in snakemake.input.calibration)]
+    envs = [records.load(path)["environment"] for path in runs]
     env = envs[0]
     meta = bundle.manifest(
         results,
@@ -25,6 +26,9 @@ with logged(snakemake) as log:
         training_code=params.code,
     )
     bundle.write(snakemake.output.bundle, results, meta)
-    log(f"wrote {snakemake.output.bundle}: {len(files)} files from {env['hostname']}")
+    log(
+        f"wrote {snakemake.output.bundle}: {len(files)} files from {env['hostname']}"
+        + (f"; {len(cut)} runs cut by the time budget are not in it" if cut else "")
+    )
     if params.signing_key:
         log(f"signed it: {signing.sign(snakemake.output.bundle, params.signing_key)}")

@@ -21,6 +21,7 @@ with logged(snakemake) as log:
         tta=pd.read_csv(inp.time_to_accuracy),
         best=pd.read_csv(inp.best_against_best) if Path(inp.best_against_best).stat().st_size > 1 else pd.DataFrame(),
         drift=pd.read_csv(inp.drift),
+        cut=pd.read_csv(inp.time_budget),
     )
     environments = {
         device: json.loads(Path(rows.path.iloc[0]).read_text())["environment"]

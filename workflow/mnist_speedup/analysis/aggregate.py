@@ -10,7 +10,7 @@ import pandas as pd
 
 from mnist_speedup.analysis import compare, stats, summary
 from mnist_speedup.analysis.checks import same_text
-from mnist_speedup.records import calibration
+from mnist_speedup.records import calibration, cuts
 from mnist_speedup.records import run_record as records
 from mnist_speedup.spec import devices, run
 from mnist_speedup.spec.run import RUN_KEY, SETTING
@@ -76,12 +76,21 @@ CALIBRATION_KEY = ["host", "device_label", "workload", "batch_size"]
 
 
 def _read_all(local_files, extra_dirs):
-    runs = [(records.load(p), p, "local") for p in local_files]
+    """Every record, local and imported; a time budget's notes (records/cuts.py) are not runs."""
+    local, cut = cuts.split(local_files)
+    runs = [(records.load(p), p, "local") for p in local]
     for folder in extra_dirs:
-        runs += [(records.load(p), p, str(folder)) for p in run.run_files(folder)]
+        runs += [(records.load(p), p, str(folder)) for p in cuts.split(run.run_files(folder))[0]]
     if not runs:
-        raise records.RecordError("no run records to aggregate")
+        why = f" (the time budget cut all {len(cut)} runs; give it more seconds)" if cut else ""
+        raise records.RecordError(f"no run records to aggregate{why}")
     return runs
+
+
+def cut_runs(local_files) -> pd.DataFrame:
+    """The runs this machine's time budget cut: one row each, in run order (maybe none)."""
+    columns = [*RUN_KEY, *cuts.FIELDS]
+    return pd.DataFrame(cuts.rows(cuts.split(local_files)[1]), columns=columns)
 
 
 def _device_names(df: pd.DataFrame) -> list[str]:

@@ -316,6 +316,10 @@ def check_executor(config: dict, local: bool) -> None:
     """``devices: auto`` only where the jobs run on this machine: with a
     cluster executor the Snakefile is parsed on the submit (login) node,
     which has other GPUs or none, and again on each compute node."""
+    if config.get("time_budget_s") is not None and not local:
+        _fail("time_budget_s", "the time budget is kept by the jobs of one machine's invocation; with a cluster "
+              "executor (Slurm) each job waits in a queue the budget cannot see",
+              "leave time_budget_s out (null) on a cluster, and set the job's time limit there instead")  # fmt: skip
     if config.get("_auto_devices") and not local:
         found = ", ".join(f"{label} ({dev.of(spec).describe()})" for label, spec in sorted(config["devices"].items()))
         _fail("devices", "`auto` is detected where the Snakefile is parsed, which with a cluster executor (Slurm) "

@@ -17,7 +17,7 @@ import re
 
 import jsonschema
 
-from mnist_speedup.spec.run import canonical  # noqa: F401  (the rules read it here)
+from mnist_speedup.spec.run import canonical  # the rules read it here too
 
 _INT = re.compile(r"[+-]?\d+\Z")
 _FLOAT = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
@@ -151,3 +151,17 @@ def schema_problem(config: dict, schema: dict) -> str | None:
         "and an example"
     )  # fmt: skip
     return f"config key `{_path(error)}`: {_explain(error)}. Fix: {fix}"
+
+
+#: Where and how this machine fetches MNIST: they matter only to the download (never rerun once a file
+#: is verified), so no later job takes them as a param, and a mirror URL with a password never reaches a
+#: report. The time budget is one invocation's: the report names the runs it cut, and changing it reruns nothing.
+MACHINE_LOCAL = ("mirrors", "download_timeout", "download_retries", "download_deadline", "time_budget_s")
+
+
+def shown(config: dict) -> dict:
+    """The configuration as the report and the bundle show it: resolved devices included,
+    machine-local settings left out."""
+    kept = {k: v for k, v in config.items() if not k.startswith("_") and k not in MACHINE_LOCAL}
+    extra = {"devices_auto": bool(config.get("_auto_devices")), "no_gpu_reason": config.get("_no_gpu_reason")}
+    return canonical(kept | extra)

@@ -58,7 +58,7 @@ def _quality(epochs: dict, test: tuple[float, float]) -> dict:
     }
 
 
-def summarise(spec, steps: int, epochs: dict, test: tuple[float, float], probe: dict, after: dict) -> dict:
+def summarise(spec, steps: int, epochs: dict, test: tuple[float, float], probe: dict | None, after: dict) -> dict:
     """The measured sections of a record. ``test`` is (accuracy, loss);
     ``after`` holds the per-step samples and the host overhead."""
     timing = _timing(spec, steps, epochs, after["step_ms"])

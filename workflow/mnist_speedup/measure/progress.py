@@ -13,6 +13,7 @@ import json
 import os
 from pathlib import Path
 
+from mnist_speedup.records import cuts
 from mnist_speedup.spec.run import run_files
 
 START = "MNIST_SPEEDUP_INVOCATION_START"
@@ -29,9 +30,11 @@ def _records(results_dir: Path) -> list[dict]:
     out = []
     for path in run_files(results_dir):
         try:
-            out.append(json.loads(path.read_text(encoding="utf-8")))
+            data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
+        if isinstance(data, dict) and cuts.MARK not in data:  # a run the time budget cut is not a run done
+            out.append(data)
     return out
 
 
@@ -73,3 +76,14 @@ def line(record: dict, label: str, results_dir: Path, environ=os.environ) -> str
         when = f"{'at most ' if at_most else ''}about {max(1, round(left / 60))} min left"
     of = f"of at most {total}" if at_most else f"of {total}"
     return f"{head} [{len(records)} {of} runs, {when}]"
+
+
+def cut_line(spec, why: dict) -> str:
+    """``mlp, cpu, batch 100, seed 3: cut by the time budget (12 s left, the run takes about 40 s)``"""
+    takes = (
+        "its duration cannot be estimated" if why["estimate_s"] is None else f"it takes about {why['estimate_s']:.0f} s"
+    )
+    return (
+        f"{spec.workload}, {spec.device}, batch {spec.batch_size}, seed {spec.seed}: not started, cut by the "
+        f"time budget of {why['budget_s']:g} s ({max(0.0, why['left_s']):.0f} s left; {takes})"
+    )

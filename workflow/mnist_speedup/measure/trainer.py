@@ -7,7 +7,7 @@ What is timed (see README, "What is timed"):
 - outside every clock: process start, imports, data loading, model build,
   placing the data on the device, compiling every function at the shapes
   the epochs use (and, where the framework can undo it, one real step),
-  a short probe of the device's matrix-multiply rate;
+  a short probe of the device's matrix-multiply rate (unless ``probe_each_run: false``);
 - each epoch clock starts after a device synchronisation and stops after
   another, so no queued GPU work escapes; it covers the shuffle and every
   training step of the epoch, run ``steps_per_call`` steps per call of one
@@ -100,7 +100,7 @@ def _train(framework, spec: RunSpec, data, steps, setup, log) -> dict:
     training = framework.training(spec, data, steps, setup)
     clock = EpochClock(framework, training, spec, steps, setup)
     warm_up = training.warm_up()
-    probe = clock.probe_device_rate()
+    probe = clock.probe_device_rate() if spec.probe_each_run else None  # None: the calibration's rate only
     epochs = clock.timed_epochs(log)
     test_acc, test_loss = training.evaluate(data["x_test"], data["y_test"])
     log(f"validation accuracy {epochs['val_accuracy'][-1]:.4f}, test accuracy {test_acc:.4f}")

@@ -91,6 +91,7 @@ FIELDS = (
     _f("learning_rate", "number", 0, 10), _f("adam.beta_1", "number", 0, 1), _f("adam.beta_2", "number", 0, 1),
     _f("adam.epsilon", "number", 0, 1), _f("input_pipeline", "text"), _f("deterministic", "flag"),
     _f("train_samples", "integer", 1, 60_000), _f("steps_per_call", "setting"), _f("step_samples", "integer", 0, 100_000),
+    _f("probe_each_run", "flag"),
     _f("device_spec.threads", "integer", 1, MAX_CORES), _f("device_spec.index", "integer", 0, 1024),
     _f("device_spec.precision", "text"), _f("device_spec.jit_compile", "flag"), _f("device_spec.framework", "text"),
     _required("timing.epoch_s", "numbers", 0, MAX_SECONDS), _f("timing.epoch_is_warmup", "flags"),

@@ -9,6 +9,7 @@ where it enters Markdown.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from mnist_speedup.analysis import aggregate, checks
 from mnist_speedup.report.format import esc
 from mnist_speedup.report.sections import (
     accuracy,
+    budget,
     configuration,
     drift,
     efficiency,
@@ -38,6 +40,7 @@ from mnist_speedup.spec import schema
 SECTIONS = (
     headline,
     header,
+    budget,
     warnings,
     speedup,
     scaling,
@@ -62,6 +65,8 @@ class Tables:
     tta: pd.DataFrame
     best: pd.DataFrame
     drift: pd.DataFrame
+    #: the runs a time budget cut (none: no budget, or every run fitted)
+    cut: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
 
 
 @dataclass

@@ -102,6 +102,7 @@ class RunSpec:
     deterministic: bool = _setting()
     train_samples: int | None = _setting()
     step_samples: int = _setting(compared=False)
+    probe_each_run: bool = _setting(compared=False)
     steps_per_call: int | str = _setting()
 
     @classmethod

@@ -26,6 +26,8 @@ N_INPUTS = IMAGE_SIDE * IMAGE_SIDE
 N_CLASSES = 10
 #: the article's network
 DEFAULT = {"type": "mlp"}
+#: the article's batch size
+ARTICLE_BATCH_SIZE = 500
 
 # Element-wise costs per element. Conventions, written down so that the
 # count can be checked by hand; the products dominate (97.5% of the MLP's step at batch 100).

@@ -1,4 +1,5 @@
-"""Frameworks on the same hardware: every pair, with its interval and parity (analysis/frameworks.py)."""
+"""Frameworks on the same hardware: every pair, with its interval and parity; and each framework's own
+speedup over its device on the baseline's hardware (analysis/frameworks.py)."""
 
 from __future__ import annotations
 
@@ -14,31 +15,50 @@ def _words(name: str) -> str:
     return fw.words if fw else name
 
 
-def render(report) -> list[str]:
-    if "target_reached" not in report.tables.summary:
-        return []
-    pairs = pairs_of.pairs(report.tables.summary, report.target, report.config.get("parity_margin", 0.005))
-    if pairs.empty:
-        return []
+def _table(report, pairs: pd.DataFrame, pair_words) -> str:
     several = pairs.workload.nunique() > 1
-    rows = pd.DataFrame({
+    return table(pd.DataFrame({
         **({"workload": pairs.workload.map(lambda w: report.workloads.get(w, w))} if several else {}),
         "batch size": pairs.batch_size,
-        "pair": [f"{_words(b)} over {_words(a)}" for a, b in zip(pairs.first_framework, pairs.second_framework)],
+        **pair_words,
         "devices": [f"{report.names[b]} over {report.names[a]}" for a, b in zip(pairs.first, pairs.second)],
         "speedup": pairs.speedup.map(times),
         ci_name(pairs.level): [ci(lo, hi, note) for lo, hi, note in zip(pairs.low, pairs.high, pairs.note)],
         "interval method": pairs.method,
         "parity": [f"{v} ({r})" for v, r in zip(pairs.parity, pairs.parity_reason)],
-    })  # fmt: skip
-    return [
-        "## Frameworks on the same hardware",
-        "",
-        "Each pair of frameworks that ran on the same hardware at the same precision: how many times as fast the "
-        "second trained per epoch as the first, with the speedup's own interval (paired where both ran in the same "
-        "blocks), and whether the second trained as well as the first (convergence parity). The difference is the "
-        "frameworks' alone: the same network, initialisation, optimizer settings, data and batches.",
-        "",
-        table(rows),
-        "",
-    ]
+    }))  # fmt: skip
+
+
+def render(report) -> list[str]:
+    if "target_reached" not in report.tables.summary:
+        return []
+    margin = report.config.get("parity_margin", 0.005)
+    pairs = pairs_of.pairs(report.tables.summary, report.target, margin)
+    within = pairs_of.within(report.tables.summary, report.baseline, report.target, margin)
+    out = []
+    if not within.empty:
+        out += [
+            "## Speedup within each framework",
+            "",
+            "Each framework's devices against that framework's own device on the baseline's hardware (a GPU in "
+            "one framework against the same machine's CPU in the same framework), with the speedup's own interval "
+            "(paired where both ran in the same blocks) and convergence parity: the answer a user of that framework "
+            "gets, with no framework difference in it.",
+            "",
+            _table(report, within, {"framework": within.first_framework.map(_words)}),
+            "",
+        ]
+    if not pairs.empty:
+        words = [f"{_words(b)} over {_words(a)}" for a, b in zip(pairs.first_framework, pairs.second_framework)]
+        out += [
+            "## Frameworks on the same hardware",
+            "",
+            "Each pair of frameworks that ran on the same hardware at the same precision: how many times as fast the "
+            "second trained per epoch as the first, with the speedup's own interval (paired where both ran in the "
+            "same blocks), and whether the second trained as well as the first (convergence parity). The difference "
+            "is the frameworks' alone: the same network, initialisation, optimizer settings, data and batches.",
+            "",
+            _table(report, pairs, {"pair": words}),
+            "",
+        ]
+    return out

@@ -8,9 +8,7 @@ import math
 import pandas as pd
 
 from mnist_speedup.report.format import ci_name, esc, num
-
-#: the article's setting: its batch size (its network is the default MLP)
-ARTICLE_BATCH_SIZE = 500
+from mnist_speedup.spec.workloads import ARTICLE_BATCH_SIZE
 
 
 def _runs(r) -> str:

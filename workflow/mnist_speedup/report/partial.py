@@ -1,0 +1,156 @@
+"""While a call runs: a verified partial bundle and a partial report, rewritten as each run lands.
+
+    python -m mnist_speedup.report.partial RESULTS OUT --config FILE [--every S] [--while-pid PID]
+
+A machine lent for a fixed time can be taken back at any moment, and what
+is on it is lost. This watcher looks at RESULTS (``results/<experiment>/``)
+every few seconds; each time its finished runs change, it writes into OUT,
+each file atomically (a hidden temporary file renamed into place):
+
+- ``partial-bundle-<host>.tar.gz``: every finished run record and
+  calibration so far, in records/bundle.py's format with its manifest; it
+  is read back and verified before it replaces the previous one, so OUT
+  always holds a bundle that ``extra_runs`` accepts;
+- ``partial-report.md``: the report of the runs so far: the same tables and
+  words as the workflow's report (analysis/tables.py, report/markdown.py),
+  without figures, under a line that says how many runs it holds.
+
+A write that fails leaves the previous files as they were and says why on
+stderr. With ``--while-pid`` it stops once that process has ended, after one
+last look; without it, it looks once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from mnist_speedup import atomic
+from mnist_speedup.analysis import aggregate
+from mnist_speedup.analysis import tables as report_tables
+from mnist_speedup.config import parse as config_check
+from mnist_speedup.config import sources
+from mnist_speedup.records import bundle, calibration, cuts
+from mnist_speedup.records import run_record as records
+from mnist_speedup.report import markdown
+from mnist_speedup.report.format import esc
+from mnist_speedup.spec import run
+
+ROOT = Path(__file__).resolve().parents[3]
+SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
+REPORT = "partial-report.md"
+
+
+def load_config(path) -> dict:
+    """The experiment's config as the workflow reads it: the default config, then ``path``, checked."""
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
+    config.update(yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {})
+    return config_check.parse(config, None, SCHEMA, gpus=[])
+
+
+def write_bundle(results_dir: Path, out_dir: Path, config: dict) -> Path | None:
+    """The verified partial bundle of the runs so far (None: no run has finished yet)."""
+    runs = cuts.split(run.run_files(results_dir))[0]
+    if not runs:
+        return None
+    loaded = [records.load(p) for p in runs]
+    envs = [r["environment"] for r in loaded]
+    files = [*runs, *calibration.files(results_dir)]
+    meta = bundle.manifest(results_dir, files, host=envs[0]["hostname"], machine_id=envs[0].get("machine_id"),
+                           experiment=config["experiment"], config=sources.shown(config) | {"partial": True},
+                           software=bundle.software(envs), training_code=loaded[0]["training_code"])  # fmt: skip
+    dest = out_dir / f"partial-bundle-{envs[0]['hostname']}.tar.gz"
+    staged = out_dir / f".{dest.name}.staged"
+    bundle.write(staged, results_dir, meta)
+    try:
+        bundle.check(staged)
+        os.replace(staged, dest)
+    finally:
+        staged.unlink(missing_ok=True)
+    return dest
+
+
+def report_text(results_dir: Path, config: dict) -> str:
+    """The report of the runs so far, under a line that says what it holds."""
+    paths = run.run_files(results_dir)
+    kept, cut = cuts.split(paths)
+    head = (f"> **Partial report**, written {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC while the workflow ran: "
+            f"{len(kept)} runs finished, {len(cut)} cut by the time budget. The workflow's own report replaces it.")  # fmt: skip
+    settings = report_tables.Settings(config["baseline"], config["target_accuracy"], config["parity_margin"],
+                                      prices={k: v["price_per_hour"] for k, v in config["devices"].items()
+                                              if "price_per_hour" in v})  # fmt: skip
+    try:
+        made = report_tables.make(paths, settings, (), calibration.files(results_dir))
+    except (records.RecordError, ValueError, KeyError, IndexError) as exc:
+        return f"{markdown.TITLE} (partial)\n\n{head}\n\nNo tables yet: {esc(exc)}\n"
+    tables = markdown.Tables(summary=made["summary"], speedup=made["speedup"], tta=made["time_to_accuracy"],
+                             best=made["best_against_best"], drift=made["drift"], cut=made["time_budget"])  # fmt: skip
+    environments = {d: records.load(rows.path.iloc[0])["environment"] for d, rows in made["summary"].groupby("device")}
+    baseline = aggregate.baseline_device(made["summary"], config["baseline"])
+    made_report = markdown.Report(tables, baseline, sources.shown(config), {}, environments,
+                                  next(iter(config["workloads"])))  # fmt: skip
+    return markdown.render(made_report).replace(markdown.TITLE, f"{markdown.TITLE} (partial)\n\n{head}", 1)
+
+
+def snapshot(results_dir, out_dir, config: dict) -> str:
+    """Write both files once; returns what it wrote, in words."""
+    results_dir, out_dir = Path(results_dir), Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = write_bundle(results_dir, out_dir, config)
+    atomic.write_text(out_dir / REPORT, report_text(results_dir, config))
+    n = len(cuts.split(run.run_files(results_dir))[0])
+    return f"{n} runs: {written.name if written else 'no bundle yet'} and {REPORT}"
+
+
+def _state(results_dir: Path) -> tuple:
+    return tuple((p.name, p.parent.as_posix(), p.stat().st_mtime_ns) for p in run.run_files(results_dir))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def watch(results_dir, out_dir, config: dict, every: float, while_pid: int | None, log=print) -> None:
+    """Snapshot each time the runs change, until ``while_pid`` has ended (then once more)."""
+    results_dir, seen = Path(results_dir), None
+    while True:
+        running = while_pid is not None and _alive(while_pid)
+        state = _state(results_dir) if results_dir.exists() else ()
+        if state != seen:
+            try:
+                log(f"partial: {snapshot(results_dir, out_dir, config)}")
+                seen = state
+            except Exception as exc:  # noqa: BLE001  a failed write keeps the previous files; say why, go on
+                log(f"partial: not rewritten ({type(exc).__name__}: {exc}); the previous files stay")
+        if not running:
+            return
+        time.sleep(every)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("results", type=Path, help="results/<experiment>/ of the running workflow")
+    parser.add_argument("out", type=Path, help="the folder that comes back (the call's output folder)")
+    parser.add_argument("--config", required=True, type=Path, help="the experiment's config file")
+    parser.add_argument("--every", type=float, default=2.0, help="seconds between looks (default 2)")
+    parser.add_argument("--while-pid", type=int, help="keep watching while this process runs")
+    args = parser.parse_args(argv)
+    watch(args.results, args.out, load_config(args.config), args.every, args.while_pid,
+          log=lambda line: print(line, file=sys.stderr, flush=True))  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
