@@ -1,65 +1,74 @@
 #!/usr/bin/env bash
-# The whole workflow on a GPU machine that has JAX (with its CUDA plugin),
-# NumPy, pandas, SciPy, matplotlib, seaborn and PyYAML but no TensorFlow,
-# no Snakemake and no network: Snakemake comes from a folder of wheels, MNIST
-# from a local folder. Ends with the bundle, and copies the bundle, report.md
-# and the figures into OUT.
+# The GPU answer in one device call: config/gpu.yaml (JAX and PyTorch, on the GPU and on its host's
+# CPU) on a machine that has JAX, PyTorch, NumPy, pandas, SciPy, seaborn and PyYAML but no
+# TensorFlow, no Snakemake and no network. It uses the machine's own JAX and PyTorch, and every
+# record names their versions.
 #
 #   benchmarks/gpu_run.sh WHEELS MNIST OUT
 #
-# WHEELS: Snakemake 9.27.1 and its dependencies as wheels for this Python
-#         (pip download ... -d WHEELS snakemake==9.27.1; see README, "On a GPU with JAX").
-#         "-": use the Snakemake already installed (a rehearsal on a development machine).
+# WHEELS: Snakemake 9.27.1 and its dependencies as wheels for this Python (../shared/wheels/snakemake-py312);
+#         "-": use the Snakemake already installed (the rehearsal on a development machine).
 # MNIST:  a folder holding the four *-ubyte.gz files.
-# CONFIG (environment, default config/gpu.yaml): the experiment to run.
-# FIRST_SEEDS (environment, e.g. "[1, 2]"): run and copy out a complete
-#   result with these seeds first, then the config's own seeds (their runs
-#   are kept and only the new ones run), so that a machine lent for a fixed
-#   time returns a whole report even if the second stage is cut short.
-# DEADLINE_S (environment): stop the second stage (SIGINT, Snakemake's own
-#   clean stop) this many seconds after the script started.
+# OUT:    the folder that comes back; at most 8 files land there (the device tool returns no more):
+#         partial-bundle-<host>.tar.gz and partial-report.md, rewritten (verified, atomically) each time a
+#         run lands, so that a call killed at its limit still returns every finished run; then
+#         bundle-<host>.tar.gz, report.md, speedup.png, tables-and-logs.tar.gz (every table, figure and
+#         log) and gpu_run.log: 7 files, and room for a temporary file of a write cut by the call's end.
+# Environment:
+#   CONFIG     the experiment (default config/gpu.yaml);
+#   DEADLINE_S seconds from this script's start by which everything must be in OUT (default 540, under
+#              the device tool's 600-second call);
+#   RESERVE_S  seconds kept after the time budget for the aggregation, figures, report, bundle and
+#              copies (default 60). The workflow's time_budget_s is what is left of DEADLINE_S less
+#              RESERVE_S when Snakemake starts: no run starts that cannot finish inside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+start=$(date +%s)
 mnist=$(cd "$2" && pwd) out=$(mkdir -p "$3" && cd "$3" && pwd)
-config=${CONFIG:-config/gpu.yaml}
-experiment=$(python3 -c "import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))['experiment'])" "$config")
+exec > >(tee -a "$out/gpu_run.log") 2>&1
+config=${CONFIG:-config/gpu.yaml} deadline=${DEADLINE_S:-540} reserve=${RESERVE_S:-60}
 
 if [ "$1" != - ]; then
   site=$(mktemp -d)
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" "$1"/*.whl
   export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
 fi
+export PYTHONPATH="$PWD/workflow${PYTHONPATH:+:$PYTHONPATH}"
+experiment=$(python3 -c "import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))['experiment'])" "$config")
+results=results/$experiment
 python3 - <<'PY'
 import importlib, platform
-for name in ("snakemake", "jax", "optax", "numpy", "pandas", "scipy", "seaborn", "yaml"):
-    module = importlib.import_module(name)
-    print(f"{name} {getattr(module, '__version__', '?')}")
-import jax
-print("python", platform.python_version(), "| jax devices:", jax.devices())
+for name in ("snakemake", "jax", "torch", "numpy", "pandas", "scipy", "seaborn", "yaml"):
+    try:
+        print(name, getattr(importlib.import_module(name), "__version__", "?"))
+    except ImportError as exc:
+        print(name, "MISSING:", exc)
+print("python", platform.python_version())
 PY
 nvidia-smi -L || echo "nvidia-smi: none"
 
-# a call killed earlier (a deadline, a lost machine) leaves Snakemake's lock behind
+# Snakemake's lock of a call killed earlier never blocks this one; the caches are shared by this call's runs
 python3 -m snakemake --unlock --cores 1 --configfile "$config" > /dev/null 2>&1 || true
-start=$(date +%s)
-results=results/$experiment
-stage() { # snakemake arguments...; the workflow, its bundle, and what there is copied to OUT (also on failure)
-  local rc=0
-  python3 -m snakemake --cores "$(nproc)" --configfile "$config" --config "mirrors=[\"$mnist\"]" "$@" || rc=$?
-  python3 -m snakemake bundle --cores 1 --configfile "$config" --config "mirrors=[\"$mnist\"]" "$@" || rc=$?
-  cp "$results"/bundle-*.tar.gz "$results"/report.md "$results"/figures/*.png "$out"/ || rc=$?
-  tar -czf "$out/tables-and-logs.tar.gz" "$results" logs/"$experiment" || rc=$?
-  echo "stage done after $(( $(date +%s) - start )) s (exit status $rc)"
-  return $rc
-}
-if [ -n "${FIRST_SEEDS:-}" ]; then
-  stage "seeds=$FIRST_SEEDS"
-fi
-if [ -n "${DEADLINE_S:-}" ]; then
-  left=$(( DEADLINE_S - ($(date +%s) - start) ))
-  timeout --signal=INT --kill-after=20 "$left" bash -c "set -euo pipefail; $(declare -f stage); $(declare -p config mnist results out experiment start); stage" \
-    || echo "second stage stopped (deadline ${DEADLINE_S} s); $out holds the first stage's result"
-else
-  stage
-fi
+export MNIST_SPEEDUP_JAX_CACHE=${MNIST_SPEEDUP_JAX_CACHE:-$PWD/.cache/jax} MNIST_SPEEDUP_TORCH_CACHE=${MNIST_SPEEDUP_TORCH_CACHE:-$PWD/.cache/torch}
+
+budget=$((deadline - reserve - ($(date +%s) - start)))
+echo "time budget for calibrations and runs: ${budget} s (deadline ${deadline} s, reserve ${reserve} s)"
+python3 -m snakemake all bundle --cores "$(nproc)" --configfile "$config" \
+  --config "mirrors=[\"$mnist\"]" "time_budget_s=$budget" &
+workflow=$!
+# every run as it lands: a verified partial bundle and a partial report in OUT, until the workflow ends
+python3 -m mnist_speedup.report.partial "$results" "$out" --config "$config" --while-pid $workflow &
+watcher=$!
+rc=0
+wait $workflow || rc=$?
+wait $watcher || echo "the partial-results watcher failed; OUT keeps what it last wrote"
+echo "workflow done after $(($(date +%s) - start)) s (exit status $rc)"
+
+# the final files that exist (where the workflow failed, the partial ones are the result)
+for f in "$results"/bundle-*.tar.gz "$results"/report.md "$results"/figures/speedup.png; do
+  if [ -f "$f" ]; then cp "$f" "$out"/; fi
+done
+tar -czf "$out/tables-and-logs.tar.gz" --exclude='*.tar.gz' "$results" "logs/$experiment" 2> /dev/null || true
+echo "done after $(($(date +%s) - start)) s"
 ls -l "$out"
+exit $rc

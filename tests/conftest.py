@@ -86,7 +86,12 @@ def tiny_config(mirror_dir: Path, sums: dict[str, str], **overrides) -> dict:
         "mirrors": [str(mirror_dir)],
         "mnist_sha256": sums,
         "validation_size": 200,
-        "devices": {"cpu": {"type": "cpu", "threads": 2}, "cpu1": {"type": "cpu", "threads": 1}},
+        # JAX: its import takes about 2 s where TensorFlow's takes 8-10 s, in each of the slow lane's many
+        # training jobs (CI's budget); TensorFlow's own end-to-end path runs in test_module and test_realdata
+        "devices": {
+            "cpu": {"type": "cpu", "threads": 2, "framework": "jax"},
+            "cpu1": {"type": "cpu", "threads": 1, "framework": "jax"},
+        },  # fmt: skip
         "baseline": "cpu",
         "seeds": [1, 2],
         "batch_sizes": [100],

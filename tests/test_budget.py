@@ -44,13 +44,15 @@ def test_a_run_s_duration_is_its_job_less_the_lock_wait():
 def test_the_estimate_takes_the_most_specific_record_there_is(tmp_path):
     write_records(tmp_path, [timed("slow", 100, 1, 20.0), timed("slow", 500, 1, 40.0), timed("fast", 100, 1, 2.0)])
     same_cell = budget.estimate(spec(batch_size=100), tmp_path)
-    assert same_cell.seconds == pytest.approx(budget.SAFETY * 23.0) and "this cell" in same_cell.basis
+    assert same_cell.seconds == pytest.approx(budget.SAFETY * 23.0) and same_cell.basis == budget.BASES["cell"]
     other_batch = budget.estimate(spec(batch_size=2000), tmp_path)
-    assert other_batch.seconds == pytest.approx(budget.SAFETY * 43.0) and "another batch size" in other_batch.basis
+    assert (
+        other_batch.seconds == pytest.approx(budget.SAFETY * 43.0) and other_batch.basis == budget.BASES["batch size"]
+    )
     cnn = budget.estimate(spec(workload="cnn", workload_spec={"type": "cnn"}), tmp_path)
-    assert cnn.seconds > budget.SAFETY * 43.0 and "scaled by FLOPs" in cnn.basis  # a CNN costs more per sample
+    assert cnn.seconds > budget.SAFETY * 43.0 and cnn.basis == budget.BASES["workload"]  # a CNN costs more per sample
     first = budget.estimate(spec(device="new"), tmp_path)
-    assert first.seconds is None and "first run" in first.basis
+    assert first.seconds is None and first.basis == budget.BASES["none"]
 
 
 def test_a_planted_slow_device_is_cut_and_a_fast_one_is_not(tmp_path):

@@ -33,7 +33,8 @@ def test_an_outer_workflow_runs_this_one_as_a_module(tmp_path):
     repo = copy_workflow(tmp_path / "speedup-repo")
     outer = tmp_path / "outer"
     (outer / "config").mkdir(parents=True)
-    one_device = {"cpu": {"type": "cpu", "threads": 2}}  # what is tested is the module, not the comparison
+    # TensorFlow: the synthetic end-to-end run of the article's framework (the others run JAX, for time)
+    one_device = {"cpu": {"type": "cpu", "threads": 2, "framework": "tensorflow"}}
     config = tiny_config(tmp_path / "mirror", sums, seeds=[1], devices=one_device, experiment="viamodule")
     (outer / "config" / "config.yaml").write_text(yaml.safe_dump(config))
     (outer / "Snakefile").write_text(OUTER.format(repo=repo))

@@ -89,7 +89,7 @@ def test_every_output_exists_and_agrees(finished):
         row = summary[(summary.device == record["device"]) & (summary.seed == record["seed"])].iloc[0]
         assert row.steady_epoch_mean_s == pytest.approx(record["timing"]["steady_epoch_mean_s"])
         assert row.test_accuracy == pytest.approx(record["quality"]["test_accuracy"])
-        assert record["environment"]["tensorflow"] and record["environment"]["hostname"]
+        assert record["environment"]["jax"] and record["environment"]["hostname"]
         assert fields.undeclared(record) == []  # the field table is complete for what TensorFlow runs assemble
         assert record["environment"]["threads"] == config["devices"][record["device"]]["threads"]
         assert record["environment"]["gpu_name"] is None
@@ -236,15 +236,15 @@ def test_new_seed_schedules_only_its_runs(finished):
     assert jobs == {"train": 2, **dict.fromkeys(AFTER_TRAINING, 1)}  # 2 devices x 1 new seed
 
 
-def test_writing_the_default_framework_out_plans_nothing(finished):
+def test_writing_the_default_precision_out_plans_nothing(finished):
     workdir, _, config, _ = finished
-    written = {k: {**v, "framework": "tensorflow"} for k, v in config["devices"].items()}
-    assert plan(workdir, {**config, "devices": written}, "framework.yaml") == {}
+    written = {k: {**v, "precision": "float32"} for k, v in config["devices"].items()}
+    assert plan(workdir, {**config, "devices": written}, "precision.yaml") == {}
 
 
-def test_a_jax_twin_plans_only_its_runs_and_calibration(finished):
+def test_a_tensorflow_twin_plans_only_its_runs_and_calibration(finished):
     workdir, _, config, _ = finished
-    twin = {**config["devices"], "cpu-jax": {"type": "cpu", "threads": 2, "framework": "jax"}}
+    twin = {**config["devices"], "cpu-tf": {"type": "cpu", "threads": 2, "framework": "tensorflow"}}
     jobs = plan(workdir, {**config, "devices": twin}, "twin.yaml")
     assert jobs == {"train": 3, "calibrate": 1, **dict.fromkeys(AFTER_TRAINING, 1)}  # 3 seeds x 1 batch size
 

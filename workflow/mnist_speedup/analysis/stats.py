@@ -19,9 +19,17 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
 
 from mnist_speedup.words import percent
+
+
+def _t_quantile(q: float, df: float) -> float:
+    """Student's t quantile. SciPy is imported here, not at the top: the workflow's every parse reads
+    this module's names (ci_name), and SciPy's import costs about 1.4 s of each."""
+    from scipy import stats
+
+    return stats.t.ppf(q, df)
+
 
 #: the methods, their level filled in from the Ratio (``Ratio.method_words``)
 CI_METHOD = "Fieller {level} CI for a ratio of independent means (Welch-Satterthwaite df)"
@@ -101,7 +109,7 @@ def mean_ci(values, level: float = CI_LEVEL) -> tuple[float, float]:
     x = np.asarray(values, dtype=float)
     if len(x) < 2:
         return (math.nan, math.nan)
-    half = sps.t.ppf(0.5 + level / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x))
+    half = _t_quantile(0.5 + level / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x))
     return (x.mean() - half, x.mean() + half)
 
 
@@ -124,7 +132,7 @@ def fieller_ratio(numerator, denominator, level: float = CI_LEVEL) -> Ratio:
     if denom_df == 0:  # no spread at all: nothing to size an interval with, never a zero-width one
         return Ratio(s, math.nan, math.nan, math.nan, CI_METHOD, NO_SPREAD, level)
     df = (va + s**2 * vb) ** 2 / denom_df
-    t2 = sps.t.ppf(0.5 + level / 2, df) ** 2
+    t2 = _t_quantile(0.5 + level / 2, df) ** 2
     return _roots(mb**2 - t2 * vb, ma * mb, ma**2 - t2 * va, s, df, CI_METHOD, level)
 
 
@@ -145,7 +153,7 @@ def paired_fieller_ratio(numerator, denominator, level: float = CI_LEVEL) -> Rat
     saa, sbb, sab = cov[0, 0], cov[1, 1], cov[0, 1]
     if saa == 0 and sbb == 0:
         return Ratio(s, math.nan, math.nan, math.nan, PAIRED_METHOD, NO_SPREAD, level)
-    t2 = sps.t.ppf(0.5 + level / 2, n - 1) ** 2
+    t2 = _t_quantile(0.5 + level / 2, n - 1) ** 2
     return _roots(mb**2 - t2 * sbb / n, ma * mb - t2 * sab / n, ma**2 - t2 * saa / n, s, n - 1, PAIRED_METHOD, level)
 
 
@@ -171,7 +179,7 @@ def seeds_needed(
         return math.nan
     spread = cv_baseline**2 + cv_device**2
     for n in range(2, max_n + 1):
-        t = sps.t.ppf(0.5 + level / 2, 2 * n - 2)
+        t = _t_quantile(0.5 + level / 2, 2 * n - 2)
         if t * math.sqrt(spread / n) <= rel_halfwidth:
             return n
     return math.inf

@@ -37,6 +37,15 @@ BUDGET = "MNIST_SPEEDUP_TIME_BUDGET_S"
 SAFETY = 1.25
 
 
+#: what an estimate came from, most specific first (see the module's text)
+BASES = {
+    "cell": "the longest earlier run of the same cell",
+    "batch size": "the device's longest run of the workload at another batch size",
+    "workload": "the device's longest run of another workload, scaled by FLOPs per sample",
+    "none": "none: the device's first run starts while any time is left",
+}
+
+
 @dataclass(frozen=True)
 class Estimate:
     seconds: float | None
@@ -90,18 +99,16 @@ def estimate(spec: run.RunSpec, results_dir) -> Estimate:
     same_workload = [r for r in runs if r.get("workload") == spec.workload]
     same_batch = [r for r in same_workload if r.get("batch_size") == spec.batch_size]
     if same_batch:
-        return Estimate(SAFETY * max(r["_duration_s"] for r in same_batch),
-                        f"its longest earlier run of this cell ({len(same_batch)} finished)")  # fmt: skip
+        return Estimate(SAFETY * max(r["_duration_s"] for r in same_batch), BASES["cell"])
     if same_workload:
-        return Estimate(SAFETY * max(r["_duration_s"] for r in same_workload),
-                        f"its device's longest run of this workload at another batch size ({len(same_workload)})")  # fmt: skip
+        return Estimate(SAFETY * max(r["_duration_s"] for r in same_workload), BASES["batch size"])
     if runs:
         other = max(runs, key=lambda r: r["_duration_s"])
         before = max(0.0, (other["setup_s"]["before_run_s"] or 0.0) - (other.get("lock_wait_s") or 0.0))
         scale = _flops_per_sample(spec.workload_spec) / _flops_per_sample(other["workload_spec"])
         seconds = before + (other["_duration_s"] - before) * max(1.0, scale) * spec.epochs / max(1, other["epochs"])
-        return Estimate(SAFETY * seconds, f"its device's longest run of workload {other['workload']}, scaled by FLOPs")
-    return Estimate(None, "no earlier run of this device to estimate from (its first run starts while time is left)")
+        return Estimate(SAFETY * seconds, BASES["workload"])
+    return Estimate(None, BASES["none"])
 
 
 def cut(spec: run.RunSpec, results_dir, now: float, environ=os.environ) -> dict | None:

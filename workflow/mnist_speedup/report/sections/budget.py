@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from mnist_speedup.measure.budget import SAFETY
 from mnist_speedup.report.format import esc, num, table
 
 
@@ -39,7 +40,7 @@ def render(report) -> list[str]:
         f"{'cell' if len(rows) == 1 else 'cells'}: none of them started, because the time left was shorter than "
         "the run's estimated duration. The tables below hold only the runs that finished, so these cells have "
         "fewer seeds than the configuration asks for, or none. The next invocation runs them. "
-        f"Estimates came from {'; '.join(esc(b) for b in bases)}.",
+        f"What the estimates came from: {'; '.join(esc(b) for b in bases)} (each longest run times {SAFETY:g}).",
         "",
         table(rows),
         "",
