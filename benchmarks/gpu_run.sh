@@ -19,11 +19,13 @@
 #   DEADLINE_S seconds from this script's start by which everything must be in OUT (default 540, under
 #              the device tool's 600-second call);
 #   RESERVE_S  seconds kept after the time budget for the aggregation, figures, report, bundle and
-#              copies (default 60). The workflow's time_budget_s is what is left of DEADLINE_S less
-#              RESERVE_S when Snakemake starts: no run starts that cannot finish inside it.
+#              copies (default 60). The workflow's time_budget_s is DEADLINE_S less RESERVE_S, counted
+#              from this script's start: no run starts that cannot finish inside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
+# the time budget counts from here, not from when Snakemake gets to parse the workflow (measure/budget.py)
+export MNIST_SPEEDUP_INVOCATION_START=$(date -u -d "@$start" +%Y-%m-%dT%H:%M:%S+00:00)
 mnist=$(cd "$2" && pwd) out=$(mkdir -p "$3" && cd "$3" && pwd)
 exec > >(tee -a "$out/gpu_run.log") 2>&1
 config=${CONFIG:-config/gpu.yaml} deadline=${DEADLINE_S:-540} reserve=${RESERVE_S:-60}
@@ -37,12 +39,12 @@ export PYTHONPATH="$PWD/workflow${PYTHONPATH:+:$PYTHONPATH}"
 experiment=$(python3 -c "import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))['experiment'])" "$config")
 results=results/$experiment
 python3 - <<'PY'
-import importlib, platform
-for name in ("snakemake", "jax", "torch", "numpy", "pandas", "scipy", "seaborn", "yaml"):
+import importlib.metadata, platform  # versions without importing (JAX and PyTorch take seconds); each record has its own
+for name in ("snakemake", "jax", "jaxlib", "torch", "numpy", "pandas", "scipy", "seaborn", "pyyaml", "nvidia-ml-py"):
     try:
-        print(name, getattr(importlib.import_module(name), "__version__", "?"))
-    except ImportError as exc:
-        print(name, "MISSING:", exc)
+        print(name, importlib.metadata.version(name))
+    except importlib.metadata.PackageNotFoundError:
+        print(name, "MISSING")
 print("python", platform.python_version())
 PY
 nvidia-smi -L || echo "nvidia-smi: none"
@@ -51,8 +53,8 @@ nvidia-smi -L || echo "nvidia-smi: none"
 python3 -m snakemake --unlock --cores 1 --configfile "$config" > /dev/null 2>&1 || true
 export MNIST_SPEEDUP_JAX_CACHE=${MNIST_SPEEDUP_JAX_CACHE:-$PWD/.cache/jax} MNIST_SPEEDUP_TORCH_CACHE=${MNIST_SPEEDUP_TORCH_CACHE:-$PWD/.cache/torch}
 
-budget=$((deadline - reserve - ($(date +%s) - start)))
-echo "time budget for calibrations and runs: ${budget} s (deadline ${deadline} s, reserve ${reserve} s)"
+budget=$((deadline - reserve))
+echo "time budget for calibrations and runs: ${budget} s from the script's start (deadline ${deadline} s, reserve ${reserve} s)"
 python3 -m snakemake all bundle --cores "$(nproc)" --configfile "$config" \
   --config "mirrors=[\"$mnist\"]" "time_budget_s=$budget" &
 workflow=$!

@@ -120,6 +120,14 @@ def test_the_report_names_each_cut_cell_and_says_nothing_without_cuts():
     assert budget_section.render(_Report(pd.DataFrame())) == []
 
 
+def test_a_time_budget_with_replication_is_refused_at_parse_time():
+    from test_config_errors import parsed, with_
+
+    with pytest.raises(config_check.ConfigError, match=r"config key `time_budget_s`: a time budget with replication"):
+        parsed(with_(time_budget_s=300, replication={"ci_half_width": 0.1, "max_seeds": 8}))
+    assert parsed(with_(time_budget_s=300))["time_budget_s"] == 300
+
+
 def test_a_time_budget_is_refused_with_a_cluster_executor():
     config = {"time_budget_s": 420.0}
     with pytest.raises(config_check.ConfigError, match=r"config key `time_budget_s`.*Fix: leave time_budget_s out"):

@@ -15,7 +15,7 @@ TRAINING = {
     "data/__init__.py", "data/mnist.py", "data/urls.py",
     "measure/__init__.py", "measure/calibrate.py", "measure/energy.py", "measure/environment.py",
     "measure/cudalibs.py", "measure/hostlock.py", "measure/interference.py", "measure/measurements.py",
-    "measure/progress.py", "measure/record.py", "measure/trainer.py",
+    "measure/budget.py", "measure/progress.py", "measure/record.py", "measure/trainer.py",
     "measure/frameworks/__init__.py", "measure/frameworks/base.py",
     "measure/frameworks/jax/__init__.py", "measure/frameworks/jax/backend.py",
     "measure/frameworks/jax/networks.py", "measure/frameworks/jax/training.py",
@@ -25,7 +25,7 @@ TRAINING = {
     "measure/frameworks/pytorch/__init__.py", "measure/frameworks/pytorch/backend.py",
     "measure/frameworks/pytorch/networks.py", "measure/frameworks/pytorch/numerics.py",
     "measure/frameworks/pytorch/training.py",
-    "records/__init__.py", "records/seal.py",
+    "records/__init__.py", "records/cuts.py", "records/seal.py",
 }  # fmt: skip
 #: the analysis and presentation, which no training may depend on
 ANALYSIS = ("analysis/stats.py", "analysis/compare.py", "analysis/tta.py", "analysis/parity.py",

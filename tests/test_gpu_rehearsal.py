@@ -1,6 +1,7 @@
 """Issue 39 (4): benchmarks/gpu_run.sh rehearsed whole on a CPU stand-in: config/gpu.yaml with each GPU
 device replaced by a one-thread CPU device of the same framework, synthetic MNIST, and a short deadline.
-A first call is killed (SIGKILL, as the device tool ends a call at its limit) and leaves a verified
+A first call is killed at 65 s (SIGKILL, as the device tool ends a call at its limit: after the
+calibrations and a few runs here) and leaves a verified
 partial bundle; the next call on the same checkout is not blocked, keeps the finished runs, stays inside
 its deadline, cuts what does not fit and says so, and returns at most 8 files."""
 
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.slow
 pytest.importorskip("jax")
 pytest.importorskip("torch")
 
-DEADLINE_S, RESERVE_S = 150, 50
+DEADLINE_S, RESERVE_S = 130, 45
 
 
 def stand_in(workdir, sums):
@@ -68,7 +69,7 @@ def calls(tmp_path_factory):
     shutil.copytree(ROOT / "benchmarks", workdir / "benchmarks", ignore=shutil.ignore_patterns("*.tar.gz", "h200-*"))
     sums = write_mirror(root / "mirror", synthetic_mnist())
     config_path, config = stand_in(workdir, sums)
-    killed = call(workdir, root / "mirror", root / "out1", config_path, kill_after=60)
+    killed = call(workdir, root / "mirror", root / "out1", config_path, kill_after=65)
     t0 = time.time()
     rc, output = call(workdir, root / "mirror", root / "out2", config_path)
     return {"workdir": workdir, "out1": root / "out1", "out2": root / "out2", "config": config,
@@ -88,7 +89,7 @@ def test_the_next_call_is_not_blocked_and_keeps_inside_its_deadline(calls):
     assert "LockException" not in calls["output"] and "Directory cannot be locked" not in calls["output"]
     records = [json.loads(p.read_text()) for p in run.run_files(calls["workdir"] / "results" / "gpu")]
     finished = [r for r in records if "finished_at" in r]
-    budget_end = calls["t0"] + DEADLINE_S - RESERVE_S
+    budget_end = calls["t0"] + DEADLINE_S - RESERVE_S + 1.0  # the script starts within a second of t0
     late = [r["finished_at"] for r in finished if dt.datetime.fromisoformat(r["finished_at"]).timestamp() > budget_end]
     assert late == []  # no run ran past the time budget
     frameworks = {r["environment"]["framework"] for r in finished}  # the machine's own versions, recorded

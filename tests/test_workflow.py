@@ -43,8 +43,8 @@ def test_console_shows_one_progress_line_per_run(finished):
     out = finished[3].stdout + finished[3].stderr
     lines = [line for line in out.splitlines() if " s/epoch, " in line and "test accuracy [" in line]
     assert len(lines) == 6, out
-    assert any(line.startswith("mlp, cpu (2 threads), batch 100, seed ") for line in lines)
-    assert any(line.startswith("mlp, cpu1 (1 thread), batch 100, seed ") for line in lines)
+    assert any(line.startswith("mlp, cpu (2 threads, JAX), batch 100, seed ") for line in lines)
+    assert any(line.startswith("mlp, cpu1 (1 thread, JAX), batch 100, seed ") for line in lines)
     assert lines[-1].endswith("[6 of 6 runs, the last run]")
     assert any("min left]" in line for line in lines[:-1])
 
@@ -116,7 +116,9 @@ def test_every_output_exists_and_agrees(finished):
     assert tta.loc["cpu", "time_to_target_s_mean"] == pytest.approx(cpu_runs.time_to_target_s.mean())
     assert tta.loc["cpu1", "runs_reached"] == 3
     assert "## Time to accuracy (50% validation accuracy)" in report and "## Drift check" in report
-    sentence = next(line for line in report.splitlines() if line.startswith("- At batch size 100, cpu1 (1 thread)"))
+    sentence = next(
+        line for line in report.splitlines() if line.startswith("- At batch size 100, cpu1 (1 thread, JAX)")
+    )
     assert "reached 50% validation accuracy" in sentence or "cannot be told apart in time to 50%" in sentence
     assert "figures/timeline.png" in report and "**Figure 1.**" in report
     assert "No GPU was found" not in report  # devices were named, not auto
@@ -333,7 +335,7 @@ def test_html_report(finished):
     embedded = html + "".join(_decoded(html))
     headline = (workdir / "results" / "default" / "report.md").read_text().splitlines()[2].strip("*")
     assert "What this run found" in embedded and "<h2>Warnings</h2>" in embedded
-    assert "cpu1 (1 thread)" in headline and headline.split(" (")[0] in embedded
+    assert "cpu1 (1 thread, JAX)" in headline and headline.split(" (")[0] in embedded
 
 
 def _decoded(html):

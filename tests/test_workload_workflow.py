@@ -54,7 +54,7 @@ def test_every_workload_runs_and_is_reported_in_words(finished):
     for ext in ("png", "pdf"):
         assert (results / "figures" / f"scaling.{ext}").stat().st_size > 10_000
     out = proc.stdout + proc.stderr
-    assert any(line.startswith("cnn, cpu1 (1 thread), batch 100, seed ") for line in out.splitlines())
+    assert any(line.startswith("cnn, cpu1 (1 thread, JAX), batch 100, seed ") for line in out.splitlines())
 
 
 def test_adding_a_workload_plans_only_its_runs_and_the_presentation(finished):

@@ -172,6 +172,10 @@ def _check_replication(config: dict) -> None:
     rep = config.get("replication")
     if not rep:
         return
+    if config.get("time_budget_s") is not None:
+        _fail("time_budget_s", "a time budget with replication: replication decides its next round from the seeds "
+              "each round measured, and a budget that cuts runs would leave rounds short of seeds",
+              "use one of the two: replication (it stops at its target or max_seeds) or a time budget")  # fmt: skip
     if rep["max_seeds"] < len(config["seeds"]):
         _fail("replication.max_seeds", f"{rep['max_seeds']} is below the {len(config['seeds'])} seeds listed",
               f"set max_seeds to at least {len(config['seeds'])}, or list fewer seeds")  # fmt: skip
