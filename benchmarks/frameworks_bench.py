@@ -1,6 +1,6 @@
 """Each framework's product path against a plain probe in that framework alone (not part of the test suite).
 
-    python benchmarks/frameworks_bench.py --mirror ../shared/data/mnist [--threads 2] [--pairs 2]
+    python benchmarks/frameworks_bench.py --mirror ../shared/data/mnist [--threads 2] [--pairs 2] [--frameworks pytorch]
     python benchmarks/frameworks_bench.py --mirror ../shared/data/mnist --neighbour   # PyTorch beside a spinning process
 
 For TensorFlow, JAX and PyTorch in turn, A B A B in one run, each measurement its own process:
@@ -189,11 +189,11 @@ def in_process(kind: str, framework: str, npz: Path, threads: int, spin: bool = 
     return {**json.loads(line[6:]), "process_s": time.perf_counter() - start}
 
 
-def compare(npz: Path, threads: int, pairs: int) -> list[str]:
+def compare(npz: Path, threads: int, pairs: int, frameworks=FRAMEWORKS) -> list[str]:
     lines = ["| framework | pair | product epoch (s) | plain epoch (s) | plain / product | fixed cost beyond epochs (s) | "
              "of which: before our code, import, data, build, data to device, compile, rate probe | achieved share of the rate probe |",
              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
-    for fw in FRAMEWORKS:
+    for fw in frameworks:
         for pair in range(1, pairs + 1):
             a, b = in_process("product", fw, npz, threads), in_process(f"plain_{fw}", fw, npz, threads)
             s = a["setup_s"]
@@ -222,6 +222,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--pairs", type=int, default=2)
     parser.add_argument("--neighbour", action="store_true", help="PyTorch alone and beside a spinning process")
+    parser.add_argument("--frameworks", nargs="+", choices=FRAMEWORKS, default=FRAMEWORKS, help="default: all three")
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -236,7 +237,8 @@ def main() -> None:
         f"machine: {platform.node()}, {os.cpu_count()} logical cores, Python {platform.python_version()}, "
         f"{time.strftime('%Y-%m-%d %H:%M')}; batch {BATCH}, {SAMPLES} images per epoch, {args.threads} threads"
     )
-    print("\n".join(neighbour(npz, args.threads) if args.neighbour else compare(npz, args.threads, args.pairs)))
+    lines = neighbour(npz, args.threads) if args.neighbour else compare(npz, args.threads, args.pairs, args.frameworks)
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":
