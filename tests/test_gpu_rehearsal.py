@@ -21,7 +21,7 @@ from conftest import ROOT, copy_workflow, synthetic_mnist, write_mirror
 from mnist_speedup.records import bundle
 from mnist_speedup.spec import run
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial]  # deadlines
 pytest.importorskip("jax")
 pytest.importorskip("torch")
 

@@ -147,6 +147,7 @@ def test_the_calibrations_products_run_at_the_workloads_shapes():
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # it needs both cores, one for its own spinning neighbour
 def test_a_two_thread_run_beside_a_spinning_neighbour_is_flagged(tmp_path):
     """A real neighbour spinning on one of the machine's cores beside a real 2-thread PyTorch run: the
     interference meter sees it and the run is flagged as oversubscribed (issue 38.4)."""
@@ -192,6 +193,7 @@ def test_a_two_thread_run_beside_a_spinning_neighbour_is_flagged(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.serial  # cold and warm compile times
 def test_torch_compile_compiles_in_the_warm_up_records_the_cache_and_refuses_a_recompile(tmp_path):
     """jit_compile: true (issue 38.3), in fresh processes sharing one cache folder: the first finds it cold,
     the second warm; compiling is in the warm-up (outside every epoch), and a new shape inside an epoch is an

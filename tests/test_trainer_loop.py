@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT, synthetic_mnist
 from mnist_speedup.data import mnist
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial]  # host overhead and accuracy from timed loops
 
 WORKER = textwrap.dedent(
     """
