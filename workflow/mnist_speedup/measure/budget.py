@@ -61,12 +61,16 @@ def deadline(environ=os.environ) -> tuple[float, float] | None:
     return float(budget), start.timestamp() + float(budget)
 
 
+def _before_run_s(record: dict) -> float:
+    """A run's process before the run itself (start, Snakemake's preamble, imports), less the lock wait."""
+    return max(0.0, (record["setup_s"]["before_run_s"] or 0.0) - (record.get("lock_wait_s") or 0.0))
+
+
 def duration_s(record: dict) -> float | None:
     """A finished run's wall time: its process up to the run, less the lock wait, plus the run."""
     try:
         ran = dt.datetime.fromisoformat(record["finished_at"]) - dt.datetime.fromisoformat(record["started_at"])
-        before = (record["setup_s"]["before_run_s"] or 0.0) - (record.get("lock_wait_s") or 0.0)
-        return max(0.0, before) + ran.total_seconds()
+        return _before_run_s(record) + ran.total_seconds()
     except (KeyError, TypeError, ValueError):
         return None
 
@@ -104,7 +108,7 @@ def estimate(spec: run.RunSpec, results_dir) -> Estimate:
         return Estimate(SAFETY * max(r["_duration_s"] for r in same_workload), BASES["batch size"])
     if runs:
         other = max(runs, key=lambda r: r["_duration_s"])
-        before = max(0.0, (other["setup_s"]["before_run_s"] or 0.0) - (other.get("lock_wait_s") or 0.0))
+        before = _before_run_s(other)
         scale = _flops_per_sample(spec.workload_spec) / _flops_per_sample(other["workload_spec"])
         seconds = before + (other["_duration_s"] - before) * max(1.0, scale) * spec.epochs / max(1, other["epochs"])
         return Estimate(SAFETY * seconds, BASES["workload"])
