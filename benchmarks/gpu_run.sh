@@ -73,4 +73,5 @@ done
 tar -czf "$out/tables-and-logs.tar.gz" --exclude='*.tar.gz' "$results" "logs/$experiment" 2> /dev/null || true
 echo "done after $(($(date +%s) - start)) s"
 ls -l "$out"
+sleep 1 # let tee write the log's last lines before the call ends
 exit $rc
