@@ -7,7 +7,7 @@ import pytest
 
 from conftest import planned_jobs, snakemake, synthetic_workdir, write_config
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.serial]  # its decisions follow the measured intervals: no neighbour
 
 #: a target no 2-thread CPU run meets, so that replication goes on to max_seeds
 IMPOSSIBLE = {"ci_half_width": 0.0001, "max_seeds": 3}

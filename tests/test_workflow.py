@@ -109,7 +109,10 @@ def test_every_output_exists_and_agrees(finished):
     dev = summary[summary.device == "cpu1"].steady_epoch_mean_s.mean()
     assert cpu1.speedup == pytest.approx(base / dev)
     assert cpu1.n == 3 and "paired" in cpu1.ci_method
-    assert cpu1.speedup_ci_low < cpu1.speedup < cpu1.speedup_ci_high
+    if pd.notna(cpu1.speedup_ci_low):  # bounded: it brackets the estimate
+        assert cpu1.speedup_ci_low < cpu1.speedup < cpu1.speedup_ci_high
+    else:  # 3 seeds on a loaded machine (CI's slow lane shares the cores) can leave it unbounded: then it says why
+        assert isinstance(cpu1.speedup_ci_note, str) and cpu1.speedup_ci_note, cpu1.to_dict()
     assert f"{cpu1.speedup:.2f}×" in report
     tta = pd.read_csv(workdir / "results" / "default" / "time_to_accuracy.csv").set_index("device")
     cpu_runs = summary[summary.device == "cpu"]
