@@ -49,13 +49,14 @@ print("python", platform.python_version())
 PY
 nvidia-smi -L || echo "nvidia-smi: none"
 
-# Snakemake's lock of a call killed earlier never blocks this one; the caches are shared by this call's runs
+# Snakemake's lock of a call killed earlier never blocks this one, nor the job it killed (that job's output
+# is marked incomplete; --rerun-incomplete below runs it again); the caches are shared by this call's runs
 python3 -m snakemake --unlock --cores 1 --configfile "$config" > /dev/null 2>&1 || true
 export MNIST_SPEEDUP_JAX_CACHE=${MNIST_SPEEDUP_JAX_CACHE:-$PWD/.cache/jax} MNIST_SPEEDUP_TORCH_CACHE=${MNIST_SPEEDUP_TORCH_CACHE:-$PWD/.cache/torch}
 
 budget=$((deadline - reserve))
 echo "time budget for calibrations and runs: ${budget} s from the script's start (deadline ${deadline} s, reserve ${reserve} s)"
-python3 -m snakemake all bundle --cores "$(nproc)" --configfile "$config" \
+python3 -m snakemake all bundle --cores "$(nproc)" --rerun-incomplete --configfile "$config" \
   --config "mirrors=[\"$mnist\"]" "time_budget_s=$budget" &
 workflow=$!
 # every run as it lands: a verified partial bundle and a partial report in OUT, until the workflow ends
