@@ -28,8 +28,9 @@ with logged(snakemake) as log:
             measured = trainer.run(spec, npz, log=log)
     if why is not None:  # the time budget: a note where the record would be, and no run
         cuts.write(out, snakemake.params.run, **why)
-        log(f"wrote {out}: {progress.cut_line(spec, why)}")
-        log.console(progress.cut_line(spec, why))
+        line = progress.cut_line(spec, why)
+        log(f"wrote {out}: {line}")
+        log.console(line)
     else:
         sealed = record.make_record(
             spec, measured, lock_wait_s=waited_s, training_code=snakemake.params.code, data_digest=snakemake.params.data

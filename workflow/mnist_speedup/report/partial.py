@@ -54,9 +54,8 @@ def load_config(path) -> dict:
     return config_check.parse(config, None, SCHEMA, gpus=[])
 
 
-def write_bundle(results_dir: Path, out_dir: Path, config: dict) -> Path | None:
-    """The verified partial bundle of the runs so far (None: no run has finished yet)."""
-    runs = cuts.split(run.run_files(results_dir))[0]
+def write_bundle(results_dir: Path, out_dir: Path, config: dict, runs: list[Path]) -> Path | None:
+    """The verified partial bundle of the finished ``runs`` (None: no run has finished yet)."""
     if not runs:
         return None
     loaded = [records.load(p) for p in runs]
@@ -76,10 +75,9 @@ def write_bundle(results_dir: Path, out_dir: Path, config: dict) -> Path | None:
     return dest
 
 
-def report_text(results_dir: Path, config: dict) -> str:
-    """The report of the runs so far, under a line that says what it holds."""
-    paths = run.run_files(results_dir)
-    kept, cut = cuts.split(paths)
+def report_text(results_dir: Path, config: dict, paths: list[Path], kept: list[Path], cut: list[dict]) -> str:
+    """The report of the runs so far (``paths``: every run file, ``kept`` and ``cut`` split from them),
+    under a line that says what it holds."""
     head = (f"> **Partial report**, written {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC while the workflow ran: "
             f"{len(kept)} runs finished, {len(cut)} cut by the time budget. The workflow's own report replaces it.")  # fmt: skip
     settings = report_tables.Settings(config["baseline"], config["target_accuracy"], config["parity_margin"],
@@ -102,10 +100,11 @@ def snapshot(results_dir, out_dir, config: dict) -> str:
     """Write both files once; returns what it wrote, in words."""
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = write_bundle(results_dir, out_dir, config)
-    atomic.write_text(out_dir / REPORT, report_text(results_dir, config))
-    n = len(cuts.split(run.run_files(results_dir))[0])
-    return f"{n} runs: {written.name if written else 'no bundle yet'} and {REPORT}"
+    paths = run.run_files(results_dir)  # listed and split once for both files
+    kept, cut = cuts.split(paths)
+    written = write_bundle(results_dir, out_dir, config, kept)
+    atomic.write_text(out_dir / REPORT, report_text(results_dir, config, paths, kept, cut))
+    return f"{len(kept)} runs: {written.name if written else 'no bundle yet'} and {REPORT}"
 
 
 def _state(results_dir: Path) -> tuple:
