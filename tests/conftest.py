@@ -121,6 +121,40 @@ def synthetic_workdir(root: Path, name: str = "wf", **overrides):
     return workdir, write_config(workdir, config), config
 
 
+def only_framework(root: Path, name: str) -> tuple[dict, list[str]]:
+    """An environment in which only framework ``name`` can be imported: stand-ins for every other framework's
+    modules, earlier on the path, that raise on import. Returns (env for `snakemake`, the blocked modules)."""
+    from mnist_speedup.spec import frameworks
+
+    blocked = root / f"blocked-but-{name}"
+    others = [m for fw in frameworks.declarations().values() if fw.name != name for m in fw.modules]
+    for module in others:
+        (blocked / module).mkdir(parents=True)
+        (blocked / module / "__init__.py").write_text(f"raise ImportError('{module} is blocked in this test')\n")
+    return {"PYTHONPATH": str(blocked)}, others
+
+
+def assert_ran_alone(workdir: Path, name: str, others: list[str]) -> None:
+    """Every rule of the workflow (and its bundle) ran with only framework ``name`` importable: its records say so
+    and carry its own software versions, the report names its networks, and no job tried to import another."""
+    from mnist_speedup.records import fields
+    from mnist_speedup.spec import frameworks
+
+    results = workdir / "results" / "default"
+    assert (results / "report.md").is_file() and list(results.glob("bundle-*.tar.gz"))
+    declared = frameworks.declarations()[name]
+    for path in (results / "runs").rglob("seed*.json"):
+        record = json.loads(path.read_text())
+        assert record["environment"]["framework"] == name and record["environment"]["tensorflow"] is None, path
+        assert all(record["environment"][field] for field in declared.software), path  # its own versions
+        assert fields.undeclared(record) == [], path  # the field table is complete for what these runs assemble
+    report = (results / "report.md").read_text()
+    assert f"Models ({declared.words})" in report or f"Model ({declared.words})" in report
+    # the stand-ins really block: a job that imported another framework would have failed
+    logs = "".join(p.read_text() for p in (workdir / "logs").rglob("*.log"))
+    assert not any(f"{module} is blocked" in logs for module in others)
+
+
 def snakemake(workdir: Path, *args: str, check: bool = True, timeout: float = 900, env=None):
     """Run the real snakemake command line in ``workdir``."""
     cmd = [sys.executable, "-m", "snakemake", *args]

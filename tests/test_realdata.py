@@ -21,62 +21,80 @@ pytestmark = [
 ]
 
 
-def test_the_default_run_reaches_its_target_at_batch_500(tmp_path):
-    """The default epochs and target, at the default's larger batch size
-    (the one that needs the most epochs): the target is reached, and
-    three epochs already give 90% validation accuracy."""
-    defaults = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    workdir = copy_workflow(tmp_path / "wf")
+DEFAULTS = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+
+
+@pytest.fixture(scope="module")
+def real_runs(tmp_path_factory):
+    """One workflow over the real files (a dead first mirror, then the local copy): TensorFlow's float32 and
+    its mixed_bfloat16 twin, two seeds each, at the article's batch 500 over the full 50,000-image split,
+    3 epochs (1 warm-up): CI's budget (the two tests were 337 s of it with the default epochs and batch 100)."""
+    workdir = copy_workflow(tmp_path_factory.mktemp("real") / "wf")
     config = {
         "mirrors": ["https://127.0.0.1:9/unreachable/", str(Path(MIRROR).resolve())],
         "download_timeout": 2,
-        "devices": {"cpu": {"type": "cpu", "threads": 2}},
-        "seeds": [1],
-        "batch_sizes": [max(defaults["batch_sizes"])],
-        "step_samples": 5,
-    }
-    cfg = workdir / "config" / "real.yaml"
-    cfg.write_text(yaml.safe_dump(config))
-    bs = config["batch_sizes"][0]
-    run_file = f"results/default/runs/mlp/cpu/bs{bs}/seed1.json"  # the run alone: no calibration or report
-    snakemake(workdir, run_file, "--cores", "2", "--configfile", str(cfg))
-    run = records.load(workdir / run_file)
-    assert run["samples_per_epoch"] == 50_000 and run["epochs"] == defaults["epochs"]  # original split, default epochs
-    accuracy = run["quality"]["epoch_val_accuracy"]
-    assert accuracy[2] >= 0.90
-    reached = next((i + 1 for i, a in enumerate(accuracy) if a >= defaults["target_accuracy"]), None)
-    print(f"real data, batch {bs}: target {defaults['target_accuracy']} reached at epoch {reached}, "
-          f"test accuracy {run['quality']['test_accuracy']:.4f}")  # fmt: skip
-    assert reached is not None
-
-
-def test_mixed_bfloat16_trains_as_well_as_float32(tmp_path):
-    """Convergence parity on the real data: float32 and its mixed_bfloat16
-    twin, two seeds each at batch 100, to the default target: PASS."""
-    from mnist_speedup.analysis import aggregate, parity, tta
-
-    defaults = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-    workdir = copy_workflow(tmp_path / "wf")
-    config = {
-        "mirrors": [str(Path(MIRROR).resolve())],
         "devices": {"cpu": {"type": "cpu", "threads": 2},
                     "cpu-bf16": {"type": "cpu", "threads": 2, "precision": "mixed_bfloat16"}},
         "seeds": [1, 2],
-        "batch_sizes": [100],
-        "epochs": 5,  # the default target is reached at epoch 4 at batch 100
+        "batch_sizes": [500],
+        "epochs": 3,
+        "warmup_epochs": 1,
         "step_samples": 5,
     }  # fmt: skip
-    cfg = workdir / "config" / "bf16.yaml"
+    cfg = workdir / "config" / "real.yaml"
     cfg.write_text(yaml.safe_dump(config))
-    files = [f"results/default/runs/mlp/{d}/bs100/seed{s}.json" for d in config["devices"] for s in config["seeds"]]
-    snakemake(workdir, *files, "--cores", "2", "--configfile", str(cfg))
+    files = [f"results/default/runs/mlp/{d}/bs500/seed{s}.json" for d in config["devices"] for s in config["seeds"]]
+    snakemake(workdir, *files, "--cores", "2", "--configfile", str(cfg))  # the runs alone: no calibration or report
+    return workdir, {path: records.load(workdir / path) for path in files}
+
+
+def test_the_full_split_trains_to_90_percent_in_three_epochs_at_batch_500(real_runs):
+    """The real files reach training past a dead mirror, the original split is used whole, and the
+    article's setting learns: 90% validation accuracy after three epochs."""
+    for path, run in real_runs[1].items():
+        assert run["samples_per_epoch"] == 50_000 and run["epochs"] == 3, path
+        accuracy = run["quality"]["epoch_val_accuracy"]
+        print(f"real data, {path}: validation accuracy by epoch {accuracy}")
+        assert accuracy[2] >= 0.90, (path, accuracy)
+
+
+def test_mixed_bfloat16_trains_as_well_as_float32(real_runs):
+    """Convergence parity on the real data: float32 and its mixed_bfloat16 twin, two seeds each, to 90%
+    validation accuracy (3 epochs at batch 500 do not reach the default target of 95%): PASS."""
+    from mnist_speedup.analysis import aggregate, parity, tta
+
+    workdir, runs = real_runs
+    files = list(runs)
     summary, curves = aggregate.load_runs([workdir / f for f in files])
-    target = defaults["target_accuracy"]
+    target = 0.90
     summary = summary.merge(tta.per_run(curves, target), on=["workload", "device", "batch_size", "seed"])
     verdicts = parity.table(summary, "cpu", target, 0.005).set_index("device")
-    print(f"real data, bf16 against float32 at batch 100: {verdicts.loc['cpu-bf16', 'parity']} "
+    print(f"real data, bf16 against float32 at batch 500: {verdicts.loc['cpu-bf16', 'parity']} "
           f"({verdicts.loc['cpu-bf16', 'parity_reason']})")  # fmt: skip
     assert verdicts.loc["cpu-bf16", "parity"] == "PASS", verdicts.loc["cpu-bf16", "parity_reason"]
-    bf16 = records.load(workdir / files[2])
+    bf16 = runs[files[2]]
     assert bf16["numerics"] == {"precision": "mixed_bfloat16", "compute_dtype": "bfloat16", "jit_compile": False,
                                 "loss_scaling": None, "tf32": False}  # fmt: skip
+
+
+@pytest.mark.skipif(
+    os.environ.get("MNIST_SPEEDUP_CHECK_DEFAULTS") != "1",
+    reason="the default epochs on real data, about 2 minutes: MNIST_SPEEDUP_CHECK_DEFAULTS=1",
+)
+def test_the_default_run_reaches_its_target_at_batch_500(tmp_path):
+    """Not in CI (its budget): run it when the default epochs, target or batch sizes change. The default
+    epochs and target, at the default's larger batch size (the one that needs the most epochs): the
+    target is reached."""
+    workdir = copy_workflow(tmp_path / "wf")
+    config = {"mirrors": [str(Path(MIRROR).resolve())], "devices": {"cpu": {"type": "cpu", "threads": 2}},
+              "seeds": [1], "batch_sizes": [max(DEFAULTS["batch_sizes"])], "step_samples": 5}  # fmt: skip
+    cfg = workdir / "config" / "real.yaml"
+    cfg.write_text(yaml.safe_dump(config))
+    run_file = f"results/default/runs/mlp/cpu/bs{config['batch_sizes'][0]}/seed1.json"
+    snakemake(workdir, run_file, "--cores", "2", "--configfile", str(cfg))
+    run = records.load(workdir / run_file)
+    assert run["epochs"] == DEFAULTS["epochs"]
+    accuracy = run["quality"]["epoch_val_accuracy"]
+    reached = next((i + 1 for i, a in enumerate(accuracy) if a >= DEFAULTS["target_accuracy"]), None)
+    print(f"real data, defaults: target {DEFAULTS['target_accuracy']} reached at epoch {reached}")
+    assert reached is not None

@@ -320,7 +320,7 @@ def test_config_text_never_adds_or_cuts_a_script_element_of_the_html_report(tmp_
     def made(name, **changes):
         workdir = copy_workflow(tmp_path / name)
         # one device and one seed: the report's pages are all there, and training is not what is tested
-        one = {"devices": {"cpu": {"type": "cpu", "threads": 2}}, "seeds": [1]}
+        one = {"devices": {"cpu": {"type": "cpu", "threads": 2, "framework": "jax"}}, "seeds": [1]}
         cfg = write_config(workdir, tiny_config(*mirror, epochs=2, **one, **changes))
         snakemake(workdir, "--cores", "2", "--configfile", str(cfg))
         snakemake(workdir, "--cores", "1", "--configfile", str(cfg), "--report", "results/default/report.html")

@@ -89,11 +89,16 @@ def test_divergence_oom_and_missing_gpu_are_named(tmp_path):
 
 def test_keep_going_finishes_the_other_runs(tmp_path):
     workdir, cfg, _ = synthetic_workdir(
-        tmp_path, seeds=[1], devices={"cpu": {"type": "cpu", "threads": 2}, "gpu": {"type": "gpu", "index": 0}}
+        tmp_path,
+        seeds=[1],
+        devices={
+            "cpu": {"type": "cpu", "threads": 2, "framework": "jax"},
+            "gpu": {"type": "gpu", "index": 0, "framework": "jax"},
+        },  # fmt: skip
     )
     proc = snakemake(workdir, "--cores", "2", "--keep-going", "--configfile", str(cfg), check=False)
     assert proc.returncode != 0
-    assert "TensorFlow sees no GPU" in proc.stderr
+    assert "JAX sees no GPU" in proc.stderr
     assert (workdir / "results/default/runs/mlp/cpu/bs100/seed1.json").exists()
     assert not (workdir / "results/default/runs/mlp/gpu").exists() or not list(
         (workdir / "results/default/runs/mlp/gpu").rglob("*.json")
@@ -145,7 +150,11 @@ def _records(workdir: Path) -> dict[Path, tuple[int, bytes]]:
 
 def test_interrupted_runs_leave_nothing_and_rerun_completes_only_them(tmp_path):
     workdir, cfg, _ = synthetic_workdir(
-        tmp_path, devices={"cpu": {"type": "cpu", "threads": 1}}, seeds=[1, 2], epochs=80, step_samples=0
+        tmp_path,
+        devices={"cpu": {"type": "cpu", "threads": 1, "framework": "jax"}},
+        seeds=[1, 2],
+        epochs=40,
+        step_samples=0,
     )
     # the two runs alone (no calibration or report): what is interrupted here is training
     runs = [f"results/default/runs/mlp/cpu/bs100/seed{seed}.json" for seed in (1, 2)]

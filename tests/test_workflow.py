@@ -9,22 +9,52 @@ import tarfile
 import pandas as pd
 import pytest
 
-from conftest import copy_workflow, planned_jobs, snakemake, synthetic_workdir, tiny_config, write_config
+from conftest import (
+    assert_ran_alone,
+    copy_workflow,
+    only_framework,
+    planned_jobs,
+    snakemake,
+    synthetic_workdir,
+    tiny_config,
+    write_config,
+)
 from mnist_speedup.records import bundle, fields, seal
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def finished(tmp_path_factory):
-    """A workflow copy after one complete run of the tiny config."""
+def jax_alone(tmp_path_factory):
+    """(env, blocked modules): every framework but JAX unimportable."""
+    return only_framework(tmp_path_factory.mktemp("blocked"), "jax")
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory, jax_alone):
+    """A workflow copy after one complete run of the tiny config (JAX devices) and its bundle, with every other
+    framework unimportable (the tiny config's devices all train in JAX: nothing else may be needed)."""
     workdir, cfg, config = synthetic_workdir(tmp_path_factory.mktemp("e2e"), seeds=[1, 2, 3], target_accuracy=0.5)
+    env = jax_alone[0]
     old_mask = os.umask(0o022)  # as on most machines: results readable by colleagues
     try:
-        proc = snakemake(workdir, "--cores", "2", "--configfile", str(cfg))
+        proc = snakemake(workdir, "--cores", "2", "--configfile", str(cfg), env=env)
+        snakemake(workdir, "bundle", "--cores", "1", "--configfile", str(cfg), env=env)  # targets before --configfile
     finally:
         os.umask(old_mask)
     return workdir, cfg, config, proc
+
+
+def test_every_rule_and_the_bundle_ran_with_jax_alone(finished, jax_alone):
+    assert_ran_alone(finished[0], "jax", jax_alone[1])
+
+
+def test_writing_jaxs_own_compiler_setting_out_plans_nothing(finished, jax_alone):
+    workdir, _, config, _ = finished
+    env = jax_alone[0]
+    written = {k: {**v, "jit_compile": True} for k, v in config["devices"].items()}
+    cfg = write_config(workdir, {**config, "devices": written}, "written.yaml")
+    assert planned_jobs(snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg), env=env)) == {}
 
 
 def test_every_output_is_readable_by_others_under_umask_022(finished):
@@ -380,7 +410,7 @@ def test_runs_from_another_machine_join_the_report(finished, tmp_path):
 def test_another_experiment_keeps_the_first_ones_results(finished):
     workdir, cfg, config, _ = finished
     before = {p: p.stat().st_mtime_ns for p in (workdir / "results" / "default").rglob("*") if p.is_file()}
-    other = {**config, "experiment": "solo", "seeds": [1], "devices": {"cpu1": {"type": "cpu", "threads": 1}},
+    other = {**config, "experiment": "solo", "seeds": [1], "devices": {"cpu1": {"type": "cpu", "threads": 1, "framework": "jax"}},
              "baseline": "cpu1"}  # fmt: skip
     other_cfg = write_config(workdir, other, "solo.yaml")
     snakemake(workdir, "--cores", "2", "--configfile", str(other_cfg))
@@ -403,7 +433,6 @@ def _as_machine_b(unpacked, host="lab-gpu-box"):
 
 def test_bundle_round_trip_and_a_tampered_bundle(finished, tmp_path):
     workdir, cfg, config, _ = finished
-    snakemake(workdir, "bundle", "--cores", "1", "--configfile", str(cfg))  # targets before --configfile
     (mine,) = (workdir / "results" / "default").glob("bundle-*.tar.gz")
     # machine B: the bundle unpacked, its records those of another host, bundled there
     b_results = tmp_path / "machine-b"

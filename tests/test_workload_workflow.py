@@ -1,12 +1,12 @@
 """Issue 19: the real `snakemake` with two workloads on synthetic MNIST, and
-what adding or changing a workload plans."""
+what adding or changing a workload plans; every job in PyTorch with the other frameworks unimportable."""
 
 import json
 
 import pandas as pd
 import pytest
 
-from conftest import planned_jobs, snakemake, synthetic_workdir, write_config
+from conftest import assert_ran_alone, only_framework, planned_jobs, snakemake, synthetic_workdir, write_config
 
 pytestmark = pytest.mark.slow
 
@@ -17,11 +17,29 @@ WORKLOADS = {
 AFTER_TRAINING = {"check_runs", "aggregate", "figure", "report_markdown", "all"}
 
 
+DEVICES = {"cpu": {"type": "cpu", "threads": 2, "framework": "pytorch"},
+           "cpu1": {"type": "cpu", "threads": 1, "framework": "pytorch"}}  # fmt: skip
+
+
 @pytest.fixture(scope="module")
-def finished(tmp_path_factory):
-    workdir, cfg, config = synthetic_workdir(tmp_path_factory.mktemp("workloads"), workloads=WORKLOADS)
-    proc = snakemake(workdir, "--cores", "2", "--configfile", str(cfg))
+def pytorch_alone(tmp_path_factory):
+    """(env, blocked modules): every framework but PyTorch unimportable."""
+    return only_framework(tmp_path_factory.mktemp("blocked"), "pytorch")
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory, pytorch_alone):
+    """Both workloads on PyTorch devices, and the bundle, with every other framework unimportable."""
+    root = tmp_path_factory.mktemp("workloads")
+    workdir, cfg, config = synthetic_workdir(root, workloads=WORKLOADS, devices=DEVICES)
+    env = pytorch_alone[0]
+    proc = snakemake(workdir, "--cores", "2", "--configfile", str(cfg), env=env)
+    snakemake(workdir, "bundle", "--cores", "1", "--configfile", str(cfg), env=env)
     return workdir, config, proc
+
+
+def test_every_rule_and_the_bundle_ran_with_pytorch_alone(finished, pytorch_alone):
+    assert_ran_alone(finished[0], "pytorch", pytorch_alone[1])
 
 
 def plan(workdir, config, name="changed.yaml"):
@@ -54,7 +72,7 @@ def test_every_workload_runs_and_is_reported_in_words(finished):
     for ext in ("png", "pdf"):
         assert (results / "figures" / f"scaling.{ext}").stat().st_size > 10_000
     out = proc.stdout + proc.stderr
-    assert any(line.startswith("cnn, cpu1 (1 thread, JAX), batch 100, seed ") for line in out.splitlines())
+    assert any(line.startswith("cnn, cpu1 (1 thread, PyTorch), batch 100, seed ") for line in out.splitlines())
 
 
 def test_adding_a_workload_plans_only_its_runs_and_the_presentation(finished):

@@ -32,10 +32,31 @@ def _package_of(path: Path) -> str:
     return ".".join(parts[:-1])  # a module's package; for __init__.py, the package itself
 
 
-def _imported(path: Path, package: str) -> set[str]:
+def _statements(tree: ast.Module):
+    """Every statement of ``tree``, nested ones included (an import is a statement: expressions hold none)."""
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            todo.extend(getattr(node, field, None) or ())
+
+
+_IMPORTED: dict[tuple, frozenset[str]] = {}  # a parse per file version, not per stage that reaches it
+
+
+def _imported(path: Path, package: str) -> frozenset[str]:
     """Modules of this package that the file at ``path`` imports."""
+    stat = path.stat()
+    key = (str(path), package, stat.st_mtime_ns, stat.st_size)
+    if key not in _IMPORTED:
+        _IMPORTED[key] = frozenset(_read_imports(path, package))
+    return _IMPORTED[key]
+
+
+def _read_imports(path: Path, package: str) -> set[str]:
     out = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _statements(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             out |= {a.name for a in node.names if a.name.split(".")[0] == PACKAGE}
         elif isinstance(node, ast.ImportFrom):
