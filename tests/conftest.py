@@ -3,8 +3,10 @@ of the workflow to run the real `snakemake` command in."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -166,9 +168,9 @@ def snakemake(workdir: Path, *args: str, check: bool = True, timeout: float = 90
 
 
 def planned_jobs(proc) -> dict[str, int]:
-    """Job counts from a dry run's 'Job stats' table."""
+    """Job counts from a dry run's 'Job stats' table (a finished process, or its text)."""
     counts: dict[str, int] = {}
-    lines = (proc.stdout + proc.stderr).splitlines()
+    lines = (proc if isinstance(proc, str) else proc.stdout + proc.stderr).splitlines()
     try:
         start = next(i for i, line in enumerate(lines) if line.startswith("Job stats:"))
     except StopIteration:
@@ -180,6 +182,30 @@ def planned_jobs(proc) -> dict[str, int]:
         if parts[0] != "total":
             counts[parts[0]] = int(parts[1])
     return counts
+
+
+def plan_here(workdir: Path, configfile: Path) -> dict[str, int]:
+    """The job counts of `snakemake -n --cores 2 --configfile F` in ``workdir``, planned in this process through
+    Snakemake's API: the same parse and plan without a new interpreter that imports Snakemake again (about
+    2 s of each of the slow lane's many plans). Only where the workflow copy's code is this checkout's: the
+    package is imported once per process (its stage digests read this checkout's files), so a test that
+    edits the copy's code plans with the command instead."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
+
+    text, cwd, saved, path = io.StringIO(), os.getcwd(), dict(os.environ), list(sys.path)
+    os.environ["MNIST_SPEEDUP_LOCK_DIR"] = str(workdir)
+    try:
+        with contextlib.redirect_stderr(text), contextlib.redirect_stdout(text), SnakemakeApi(OutputSettings()) as api:
+            workflow = api.workflow(ResourceSettings(cores=2), ConfigSettings(configfiles=[Path(configfile)]),
+                                    snakefile=workdir / "Snakefile", workdir=workdir)  # fmt: skip
+            workflow.dag().execute_workflow(executor="dryrun")
+    finally:  # what the Snakefile's parse changes in this process: the directory, the environment, the path
+        os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(saved)
+        sys.path[:] = path
+    return planned_jobs(text.getvalue())
 
 
 # ------------------------------------------------------------ crafted run records

@@ -64,3 +64,18 @@ def test_editing_the_figure_or_report_code_reruns_no_aggregation():
     figure` back in outputs.py failed here."""
     assert not _names("aggregate.py") & set(PRESENTATION)
     assert "report/outputs.py" in _names("aggregate.py")
+
+
+def test_an_import_in_any_block_is_found_and_an_edited_file_is_read_again(tmp_path):
+    """The import reader walks statements only (expressions hold no import) and keeps one parse per file
+    version. Planted once each: a walker without `handlers` missed the first import; a cache keyed by the
+    path alone missed the edit."""
+    module = tmp_path / "m.py"
+    module.write_text("try:\n    pass\nexcept ImportError:\n    from mnist_speedup import words\n")
+    assert codedigest._imported(module, "mnist_speedup") == {"mnist_speedup", "mnist_speedup.words"}
+    module.write_text(
+        "def f(x):\n    match x:\n        case 1:\n            import mnist_speedup.atomic\n"
+        "    with open(x):\n        from mnist_speedup import rulescript\n"
+    )
+    assert codedigest._imported(module, "mnist_speedup") == {
+        "mnist_speedup", "mnist_speedup.atomic", "mnist_speedup.rulescript"}  # fmt: skip

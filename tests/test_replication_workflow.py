@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from conftest import planned_jobs, snakemake, synthetic_workdir, write_config
+from conftest import plan_here, snakemake, synthetic_workdir, write_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial]  # its decisions follow the measured intervals: no neighbour
 
@@ -17,13 +17,13 @@ AFTER_TRAINING = {"check_runs", "aggregate", "figure", "report_markdown", "all"}
 
 def plan(workdir, config, name="changed.yaml"):
     cfg = write_config(workdir, config, name)
-    return planned_jobs(snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg)))
+    return plan_here(workdir, cfg)
 
 
 @pytest.fixture(scope="module")
 def replicated(tmp_path_factory):
     workdir, cfg, config = synthetic_workdir(tmp_path_factory.mktemp("replication"), **TINY)
-    first_plan = planned_jobs(snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg)))
+    first_plan = plan_here(workdir, cfg)
     proc = snakemake(workdir, "--cores", "2", "--configfile", str(cfg))
     return workdir, config, first_plan, proc
 

@@ -13,6 +13,7 @@ from conftest import (
     assert_ran_alone,
     copy_workflow,
     only_framework,
+    plan_here,
     planned_jobs,
     snakemake,
     synthetic_workdir,
@@ -97,7 +98,7 @@ def test_dry_run_plans_devices_x_batch_sizes_x_seeds(tmp_path, mirror):
             baseline="a",
         ),
     )
-    jobs = planned_jobs(snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg)))
+    jobs = plan_here(workdir, cfg)
     assert jobs["train"] == 3 * 2 * 3
     assert jobs["download_mnist"] == 4 and jobs["prepare_mnist"] == 1
     assert jobs["aggregate"] == jobs["figure"] == jobs["report_markdown"] == 1
@@ -208,7 +209,12 @@ def test_synthetic_digits_are_learnt(finished):
 
 
 def plan(workdir, config, name="changed.yaml"):
-    cfg = write_config(workdir, config, name)
+    return plan_here(workdir, write_config(workdir, config, name))
+
+
+def plan_edited(workdir, config):
+    """The plan after an edit of the copy's code: the command line, which imports the copy's package."""
+    cfg = write_config(workdir, config, "changed.yaml")
     return planned_jobs(snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg)))
 
 
@@ -315,7 +321,7 @@ def test_prices_rerun_no_training(finished):
 def test_training_code_reruns_training_only_there(finished):
     workdir, _, config, _ = finished
     with edited(workdir / "workflow" / "mnist_speedup" / "measure" / "trainer.py"):
-        jobs = plan(workdir, config)
+        jobs = plan_edited(workdir, config)
     assert jobs == {"train": 6, **dict.fromkeys(AFTER_TRAINING, 1)}
 
 
@@ -345,7 +351,7 @@ def test_figure_and_report_code_rerun_no_training(finished, path, jobs):
     registry's imports; see test_digest)."""
     workdir, _, config, _ = finished
     with edited(workdir / path):
-        assert plan(workdir, config) == jobs
+        assert plan_edited(workdir, config) == jobs
 
 
 def test_readme_and_tests_retrain_nothing(finished):
@@ -393,7 +399,7 @@ def test_runs_from_another_machine_join_the_report(finished, tmp_path):
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_text(json.dumps(seal.seal(record)))
     cfg = write_config(workdir, {**config, "extra_runs": [str(other)]}, "extra.yaml")
-    jobs = planned_jobs(snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg)))
+    jobs = plan_here(workdir, cfg)
     assert "train" not in jobs and jobs["aggregate"] == 1
     snakemake(workdir, "--cores", "2", "--configfile", str(cfg))
     summary = pd.read_csv(workdir / "results" / "default" / "summary.csv")
@@ -445,7 +451,7 @@ def test_bundle_round_trip_and_a_tampered_bundle(finished, tmp_path):
                              training_code=meta["training_code"])  # fmt: skip
     bundle.write(theirs, b_results, b_meta)
     merged = write_config(workdir, {**config, "extra_runs": [str(theirs)]}, "merged.yaml")
-    jobs = planned_jobs(snakemake(workdir, "-n", "--cores", "2", "--configfile", str(merged)))
+    jobs = plan_here(workdir, merged)
     assert jobs.get("unpack_bundle") == 1 and "train" not in jobs and "calibrate" not in jobs
     snakemake(workdir, "--cores", "2", "--configfile", str(merged))
     summary = pd.read_csv(workdir / "results" / "default" / "summary.csv")

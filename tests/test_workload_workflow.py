@@ -6,7 +6,14 @@ import json
 import pandas as pd
 import pytest
 
-from conftest import assert_ran_alone, only_framework, planned_jobs, snakemake, synthetic_workdir, write_config
+from conftest import (
+    assert_ran_alone,
+    only_framework,
+    plan_here,
+    snakemake,
+    synthetic_workdir,
+    write_config,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -44,7 +51,7 @@ def test_every_rule_and_the_bundle_ran_with_pytorch_alone(finished, pytorch_alon
 
 def plan(workdir, config, name="changed.yaml"):
     cfg = write_config(workdir, config, name)
-    return planned_jobs(snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg)))
+    return plan_here(workdir, cfg)
 
 
 def test_every_workload_runs_and_is_reported_in_words(finished):
