@@ -27,7 +27,7 @@ DEFAULTS = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
 @pytest.fixture(scope="module")
 def real_runs(tmp_path_factory):
     """One workflow over the real files (a dead first mirror, then the local copy): TensorFlow's float32 and
-    its mixed_bfloat16 twin, two seeds each, at the article's batch 500 over the full 50,000-image split,
+    its mixed_bfloat16 twin, one seed each, at the article's batch 500 over the full 50,000-image split,
     3 epochs (1 warm-up): CI's budget (the two tests were 337 s of it with the default epochs and batch 100)."""
     workdir = copy_workflow(tmp_path_factory.mktemp("real") / "wf")
     config = {
@@ -35,7 +35,7 @@ def real_runs(tmp_path_factory):
         "download_timeout": 2,
         "devices": {"cpu": {"type": "cpu", "threads": 2},
                     "cpu-bf16": {"type": "cpu", "threads": 2, "precision": "mixed_bfloat16"}},
-        "seeds": [1, 2],
+        "seeds": [1],
         "batch_sizes": [500],
         "epochs": 3,
         "warmup_epochs": 1,
@@ -59,8 +59,9 @@ def test_the_full_split_trains_to_90_percent_in_three_epochs_at_batch_500(real_r
 
 
 def test_mixed_bfloat16_trains_as_well_as_float32(real_runs):
-    """Convergence parity on the real data: float32 and its mixed_bfloat16 twin, two seeds each, to 90%
-    validation accuracy (3 epochs at batch 500 do not reach the default target of 95%): PASS."""
+    """Convergence parity on the real data: float32 and its mixed_bfloat16 twin, one seed each (CI's budget;
+    two seeds each of 4 epochs passed too, on 2026-12-07), to 90% validation accuracy (3 epochs at batch 500
+    do not reach the default target of 95%): PASS."""
     from mnist_speedup.analysis import aggregate, parity, tta
 
     workdir, runs = real_runs
@@ -72,7 +73,7 @@ def test_mixed_bfloat16_trains_as_well_as_float32(real_runs):
     print(f"real data, bf16 against float32 at batch 500: {verdicts.loc['cpu-bf16', 'parity']} "
           f"({verdicts.loc['cpu-bf16', 'parity_reason']})")  # fmt: skip
     assert verdicts.loc["cpu-bf16", "parity"] == "PASS", verdicts.loc["cpu-bf16", "parity_reason"]
-    bf16 = runs[files[2]]
+    bf16 = runs["results/default/runs/mlp/cpu-bf16/bs500/seed1.json"]
     assert bf16["numerics"] == {"precision": "mixed_bfloat16", "compute_dtype": "bfloat16", "jit_compile": False,
                                 "loss_scaling": None, "tf32": False}  # fmt: skip
 

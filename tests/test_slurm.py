@@ -38,8 +38,8 @@ def test_slurm_profile_gives_the_same_outputs_as_a_local_run(tmp_path):
         "--slurm-status-command", "squeue",
         "--slurm-no-account",
         # a one-node test cluster answers at once; the defaults (a first check after 40 s) suit a busy one
-        "--slurm-init-seconds-before-status-checks", "2",
-        "--seconds-between-status-checks", "2",
+        "--slurm-init-seconds-before-status-checks", "1",
+        "--seconds-between-status-checks", "1",
         timeout=900,
     )  # fmt: skip
     out = proc.stdout + proc.stderr
