@@ -80,3 +80,15 @@ def test_every_python_dash_m_named_in_the_docs_exists():
     assert named, "no `python -m` found: the pattern is wrong"
     for where, module in sorted(named):
         assert importlib.util.find_spec(module) is not None, f"{where} names `python -m {module}`, which does not exist"
+
+
+def test_an_in_process_plan_refuses_a_copy_whose_code_was_edited(tmp_path):
+    """conftest.plan_here plans with this process's package: an edit of the copy's package would go unseen,
+    so it refuses. Planted once: without the check, the plan ran and this failed."""
+    from conftest import copy_workflow, plan_here
+
+    workdir = copy_workflow(tmp_path / "wf")
+    target = workdir / "workflow" / "mnist_speedup" / "words.py"
+    target.write_text(target.read_text() + "\n# an edit\n")
+    with pytest.raises(AssertionError, match="words.py"):
+        plan_here(workdir, workdir / "config" / "config.yaml")
