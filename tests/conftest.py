@@ -214,6 +214,11 @@ def plan_here(workdir: Path, configfile: Path) -> dict[str, int]:
     return planned_jobs(text.getvalue())
 
 
+def plan_config(workdir: Path, config: dict, name: str = "changed.yaml") -> dict[str, int]:
+    """``plan_here`` for ``config``, written into the copy as config/``name``."""
+    return plan_here(workdir, write_config(workdir, config, name))
+
+
 # ------------------------------------------------------------ crafted run records
 
 

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from conftest import plan_here, snakemake, synthetic_workdir, write_config
+from conftest import plan_config, plan_here, snakemake, synthetic_workdir
 
 # not `serial`: its target (IMPOSSIBLE) is met by no interval and max_seeds ends it, so a busy neighbour changes
 # no decision here
@@ -15,11 +15,6 @@ pytestmark = pytest.mark.slow
 IMPOSSIBLE = {"ci_half_width": 0.0001, "max_seeds": 3}
 TINY = {"workloads": {"mlp": {"type": "mlp", "hidden": [16]}}, "seeds": [1, 2], "replication": IMPOSSIBLE}
 AFTER_TRAINING = {"check_runs", "aggregate", "figure", "report_markdown", "all"}
-
-
-def plan(workdir, config, name="changed.yaml"):
-    cfg = write_config(workdir, config, name)
-    return plan_here(workdir, cfg)
 
 
 @pytest.fixture(scope="module")
@@ -62,15 +57,15 @@ def test_it_goes_on_to_max_seeds_and_says_why_it_stopped(replicated):
 
 def test_a_finished_run_and_a_looser_target_plan_no_training(replicated):
     workdir, config, _, _ = replicated
-    assert plan(workdir, config) == {}
+    assert plan_config(workdir, config) == {}
     # rounds already run are kept; only the report, whose stop reason names the target, is redone
-    looser = plan(workdir, {**config, "replication": {"ci_half_width": 0.9, "max_seeds": 3}})
+    looser = plan_config(workdir, {**config, "replication": {"ci_half_width": 0.9, "max_seeds": 3}})
     assert looser == {"report_markdown": 1, "all": 1}
 
 
 def test_a_tighter_target_adds_blocks_only(replicated):
     workdir, config, _, _ = replicated
-    jobs = plan(workdir, {**config, "replication": {"ci_half_width": 0.0001, "max_seeds": 4}})
+    jobs = plan_config(workdir, {**config, "replication": {"ci_half_width": 0.0001, "max_seeds": 4}})
     assert jobs == {"train": 2, "replication_round": 1, **dict.fromkeys(AFTER_TRAINING, 1)}
 
 
@@ -85,7 +80,7 @@ def test_an_interrupted_run_resumes_where_it_stopped(replicated):
     for p in gone:
         p.unlink()
     try:
-        assert plan(workdir, config) == {"train": 1, "replication_round": 1, **dict.fromkeys(AFTER_TRAINING, 1)}
+        assert plan_config(workdir, config) == {"train": 1, "replication_round": 1, **dict.fromkeys(AFTER_TRAINING, 1)}
     finally:
         for p, data in saved.items():
             p.write_bytes(data)
@@ -100,6 +95,6 @@ def test_a_record_deleted_by_hand_under_replication_is_redone(replicated):
     data = record.read_bytes()
     record.unlink()
     try:
-        assert plan(workdir, config) == {"train": 1, "replication_round": 1, **dict.fromkeys(AFTER_TRAINING, 1)}
+        assert plan_config(workdir, config) == {"train": 1, "replication_round": 1, **dict.fromkeys(AFTER_TRAINING, 1)}
     finally:
         record.write_bytes(data)

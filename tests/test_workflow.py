@@ -13,6 +13,7 @@ from conftest import (
     assert_ran_alone,
     copy_workflow,
     only_framework,
+    plan_config,
     plan_here,
     planned_jobs,
     snakemake,
@@ -208,10 +209,6 @@ def test_synthetic_digits_are_learnt(finished):
 # ---------------------------------------------------------------- reruns
 
 
-def plan(workdir, config, name="changed.yaml"):
-    return plan_here(workdir, write_config(workdir, config, name))
-
-
 def plan_edited(workdir, config):
     """The plan after an edit of the copy's code: the command line, which imports the copy's package."""
     cfg = write_config(workdir, config, "changed.yaml")
@@ -238,7 +235,7 @@ def edited(path):
 
 def test_second_run_does_nothing(finished):
     workdir, _, config, _ = finished
-    assert plan(workdir, config) == {}
+    assert plan_config(workdir, config) == {}
 
 
 @contextlib.contextmanager
@@ -268,31 +265,31 @@ def test_a_record_deleted_by_hand_is_redone_with_everything_after_it(finished, p
     the report. Failed in CI and here before the fix ({} planned)."""
     workdir, _, config, _ = finished
     with deleted(workdir / path):
-        assert plan(workdir, config) == {job: 1, **dict.fromkeys(AFTER_TRAINING, 1)}
+        assert plan_config(workdir, config) == {job: 1, **dict.fromkeys(AFTER_TRAINING, 1)}
 
 
 def test_new_seed_schedules_only_its_runs(finished):
     workdir, _, config, _ = finished
-    jobs = plan(workdir, {**config, "seeds": [1, 2, 3, 4]})
+    jobs = plan_config(workdir, {**config, "seeds": [1, 2, 3, 4]})
     assert jobs == {"train": 2, **dict.fromkeys(AFTER_TRAINING, 1)}  # 2 devices x 1 new seed
 
 
 def test_writing_the_default_precision_out_plans_nothing(finished):
     workdir, _, config, _ = finished
     written = {k: {**v, "precision": "float32"} for k, v in config["devices"].items()}
-    assert plan(workdir, {**config, "devices": written}, "precision.yaml") == {}
+    assert plan_config(workdir, {**config, "devices": written}, "precision.yaml") == {}
 
 
 def test_a_tensorflow_twin_plans_only_its_runs_and_calibration(finished):
     workdir, _, config, _ = finished
     twin = {**config["devices"], "cpu-tf": {"type": "cpu", "threads": 2, "framework": "tensorflow"}}
-    jobs = plan(workdir, {**config, "devices": twin}, "twin.yaml")
+    jobs = plan_config(workdir, {**config, "devices": twin}, "twin.yaml")
     assert jobs == {"train": 3, "calibrate": 1, **dict.fromkeys(AFTER_TRAINING, 1)}  # 3 seeds x 1 batch size
 
 
 def test_new_batch_size_schedules_its_runs_and_calibration(finished):
     workdir, _, config, _ = finished
-    jobs = plan(workdir, {**config, "batch_sizes": [100, 50]})
+    jobs = plan_config(workdir, {**config, "batch_sizes": [100, 50]})
     # calibration covers every configured batch size, so each device's reruns
     assert jobs == {"train": 2 * 3, "calibrate": 2, **dict.fromkeys(AFTER_TRAINING, 1)}
 
@@ -303,19 +300,19 @@ def test_new_batch_size_schedules_its_runs_and_calibration(finished):
 )
 def test_hyperparameters_rerun_training(finished, change):
     workdir, _, config, _ = finished
-    jobs = plan(workdir, {**config, **change})
+    jobs = plan_config(workdir, {**config, **change})
     assert jobs["train"] == 6 and "calibrate" not in jobs and "download_mnist" not in jobs
 
 
 def test_target_accuracy_reruns_only_aggregation_and_after(finished):
     workdir, _, config, _ = finished
-    assert plan(workdir, {**config, "target_accuracy": 0.8}) == dict.fromkeys(PRESENTATION, 1)
+    assert plan_config(workdir, {**config, "target_accuracy": 0.8}) == dict.fromkeys(PRESENTATION, 1)
 
 
 def test_prices_rerun_no_training(finished):
     workdir, _, config, _ = finished
     devices = {k: {**v, "price_per_hour": 1.5} for k, v in config["devices"].items()}
-    assert plan(workdir, {**config, "devices": devices, "currency": "EUR"}) == dict.fromkeys(PRESENTATION, 1)
+    assert plan_config(workdir, {**config, "devices": devices, "currency": "EUR"}) == dict.fromkeys(PRESENTATION, 1)
 
 
 def test_training_code_reruns_training_only_there(finished):
@@ -330,7 +327,7 @@ def test_training_code_reruns_training_only_there(finished):
 )
 def test_presentation_settings_rerun_only_figure_and_report(finished, change):
     workdir, _, config, _ = finished
-    jobs = plan(workdir, {**config, **change})
+    jobs = plan_config(workdir, {**config, **change})
     assert jobs == {"figure": 1, "report_markdown": 1, "all": 1}
 
 
@@ -359,7 +356,7 @@ def test_readme_and_tests_retrain_nothing(finished):
     (workdir / "README.md").write_text("edited")
     (workdir / "tests").mkdir(exist_ok=True)
     (workdir / "tests" / "test_new.py").write_text("def test_x():\n    pass\n")
-    assert plan(workdir, config) == {}
+    assert plan_config(workdir, config) == {}
 
 
 def test_html_report(finished):
@@ -424,7 +421,7 @@ def test_another_experiment_keeps_the_first_ones_results(finished):
     assert (workdir / "results" / "solo" / "runs" / "mlp" / "cpu1" / "bs100" / "seed1.json").exists()
     after = {p: p.stat().st_mtime_ns for p in (workdir / "results" / "default").rglob("*") if p.is_file()}
     assert after == before
-    assert plan(workdir, config) == {}  # switching back plans nothing
+    assert plan_config(workdir, config) == {}  # switching back plans nothing
 
 
 def _as_machine_b(unpacked, host="lab-gpu-box"):
@@ -492,20 +489,20 @@ def test_a_regenerated_identical_npz_reruns_no_training(finished):
     workdir, cfg, config, _ = finished
     npz = workdir / "resources" / "mnist" / "mnist.npz"
     npz.unlink()
-    jobs = plan(workdir, {**config, "seeds": [1, 2, 3, 4]})
+    jobs = plan_config(workdir, {**config, "seeds": [1, 2, 3, 4]})
     assert jobs["train"] == 2 and jobs["prepare_mnist"] == 1  # only the new seed's runs
     gz = workdir / "resources" / "mnist" / "t10k-labels-idx1-ubyte.gz"
     gz.unlink()
-    jobs = plan(workdir, config)
+    jobs = plan_config(workdir, config)
     assert jobs.get("download_mnist") == 1 and jobs.get("prepare_mnist") == 1 and "train" not in jobs
     snakemake(workdir, "--cores", "1", "--configfile", str(cfg))  # makes both again, identically
     assert npz.exists() and gz.exists()
-    assert plan(workdir, config) == {}
+    assert plan_config(workdir, config) == {}
 
 
 def test_other_data_reruns_every_run(finished):
     workdir, _, config, _ = finished
-    jobs = plan(workdir, {**config, "validation_size": 100})
+    jobs = plan_config(workdir, {**config, "validation_size": 100})
     assert jobs["train"] == 6 and jobs["prepare_mnist"] == 1 and "calibrate" not in jobs
 
 
@@ -516,7 +513,7 @@ def test_other_data_reruns_every_run(finished):
 )  # fmt: skip
 def test_download_settings_rerun_nothing_once_downloaded(finished, change):
     workdir, _, config, _ = finished
-    assert plan(workdir, {**config, **change}) == {}
+    assert plan_config(workdir, {**config, **change}) == {}
 
 
 def test_no_download_setting_reaches_the_report_or_the_bundle(finished):
@@ -530,7 +527,7 @@ def test_reordered_keys_and_whole_floats_plan_nothing(finished):
     workdir, _, config, _ = finished
     reordered = {**config, "epochs": float(config["epochs"]), "adam": {"epsilon": 1e-8, "beta_1": 0.9, "beta_2": 0.999},
                  "devices": {k: dict(reversed(list(v.items()))) for k, v in reversed(list(config["devices"].items()))}}  # fmt: skip
-    assert plan(workdir, reordered, "reordered.yaml") == {}
+    assert plan_config(workdir, reordered, "reordered.yaml") == {}
 
 
 def _snapshot(folder):

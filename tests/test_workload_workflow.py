@@ -9,10 +9,9 @@ import pytest
 from conftest import (
     assert_ran_alone,
     only_framework,
-    plan_here,
+    plan_config,
     snakemake,
     synthetic_workdir,
-    write_config,
 )
 
 pytestmark = pytest.mark.slow
@@ -49,11 +48,6 @@ def test_every_rule_and_the_bundle_ran_with_pytorch_alone(finished, pytorch_alon
     assert_ran_alone(finished[0], "pytorch", pytorch_alone[1])
 
 
-def plan(workdir, config, name="changed.yaml"):
-    cfg = write_config(workdir, config, name)
-    return plan_here(workdir, cfg)
-
-
 def test_every_workload_runs_and_is_reported_in_words(finished):
     workdir, config, proc = finished
     results = workdir / "results" / "default"
@@ -84,14 +78,16 @@ def test_every_workload_runs_and_is_reported_in_words(finished):
 
 def test_adding_a_workload_plans_only_its_runs_and_the_presentation(finished):
     workdir, config, _ = finished
-    jobs = plan(workdir, {**config, "workloads": {**WORKLOADS, "wide": {"type": "mlp", "hidden": [96]}}})
+    jobs = plan_config(workdir, {**config, "workloads": {**WORKLOADS, "wide": {"type": "mlp", "hidden": [96]}}})
     assert jobs == {"train": 2 * 2, "calibrate": 2, **dict.fromkeys(AFTER_TRAINING, 1)}
 
 
 def test_changing_a_workload_reruns_only_its_runs(finished):
     workdir, config, _ = finished
-    jobs = plan(workdir, {**config, "workloads": {**WORKLOADS, "cnn": {"type": "cnn", "filters": [4], "dense": 24}}})
+    jobs = plan_config(
+        workdir, {**config, "workloads": {**WORKLOADS, "cnn": {"type": "cnn", "filters": [4], "dense": 24}}}
+    )
     assert jobs == {"train": 2 * 2, "calibrate": 2, **dict.fromkeys(AFTER_TRAINING, 1)}
     # writing a default out, or reordering, is the same workload
     same = {"cnn": {"dense": 16, "type": "cnn", "filters": [4], "kernel": 5}, "mlp": {"type": "mlp", "hidden": [64]}}
-    assert plan(workdir, {**config, "workloads": same}) == {}
+    assert plan_config(workdir, {**config, "workloads": same}) == {}
