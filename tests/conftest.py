@@ -23,6 +23,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # the package's folder; benchmarks/mutation.sh runs the tests on a copy laid out as src/
 sys.path.insert(0, str(ROOT / os.environ.get("MNIST_SPEEDUP_PACKAGE_ROOT", "workflow")))
 
+# the longest test files first on xdist's workers (tests/scheduling.py)
+pytest_plugins = ["scheduling"]
+
 WORKFLOW_PARTS = ("Snakefile", "config", "workflow", "profiles", "envs")
 
 

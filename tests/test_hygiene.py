@@ -92,3 +92,10 @@ def test_an_in_process_plan_refuses_a_copy_whose_code_was_edited(tmp_path):
     target.write_text(target.read_text() + "\n# an edit\n")
     with pytest.raises(AssertionError, match="words.py"):
         plan_here(workdir, workdir / "config" / "config.yaml")
+
+
+def test_the_scheduling_order_names_test_files_that_exist():
+    """tests/scheduling.py deals the longest files out first: a renamed file would silently lose its place."""
+    import scheduling
+
+    assert [n for n in scheduling.LONGEST_FIRST if not (ROOT / "tests" / n).is_file()] == []

@@ -192,8 +192,7 @@ def test_a_two_thread_run_beside_a_spinning_neighbour_is_flagged(tmp_path):
     )
 
 
-@pytest.mark.slow
-@pytest.mark.serial  # cold and warm compile times
+@pytest.mark.slow  # not serial: seconds of compiling against milliseconds of an epoch, and a cache's state
 def test_torch_compile_compiles_in_the_warm_up_records_the_cache_and_refuses_a_recompile(tmp_path):
     """jit_compile: true (issue 38.3), in fresh processes sharing one cache folder: the first finds it cold,
     the second warm; compiling is in the warm-up (outside every epoch), and a new shape inside an epoch is an
