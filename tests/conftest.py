@@ -170,6 +170,27 @@ def snakemake(workdir: Path, *args: str, check: bool = True, timeout: float = 90
     return proc
 
 
+@contextlib.contextmanager
+def put_back(workdir: Path, parts=("results", "logs", ".snakemake/metadata", ".snakemake/incomplete")):
+    """On leaving, ``workdir``'s results, logs and Snakemake's records of them are as they were on entering (the files,
+    their times and their metadata), whatever the test's `snakemake` calls did: the next test finds the run as it
+    was, without a run of the presentation to restore it. Later plans that expect nothing to do check it."""
+    import tempfile
+
+    saved = Path(tempfile.mkdtemp(prefix="kept-", dir=workdir.parent))
+    for part in parts:
+        if (workdir / part).exists():
+            shutil.copytree(workdir / part, saved / part, symlinks=True)  # copy2: the times too
+    try:
+        yield
+    finally:
+        for part in parts:
+            shutil.rmtree(workdir / part, ignore_errors=True)
+            if (saved / part).exists():
+                shutil.copytree(saved / part, workdir / part, symlinks=True)
+        shutil.rmtree(saved)
+
+
 def planned_jobs(proc) -> dict[str, int]:
     """Job counts from a dry run's 'Job stats' table (a finished process, or its text)."""
     counts: dict[str, int] = {}

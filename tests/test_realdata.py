@@ -33,6 +33,7 @@ def real_runs(tmp_path_factory):
     config = {
         "mirrors": ["https://127.0.0.1:9/unreachable/", str(Path(MIRROR).resolve())],
         "download_timeout": 2,
+        "download_retries": 0,  # the dead mirror once, not with its 1 + 2 s of backoff per file (test_mirror_faults)
         "devices": {"cpu": {"type": "cpu", "threads": 2},
                     "cpu-bf16": {"type": "cpu", "threads": 2, "precision": "mixed_bfloat16"}},
         "seeds": [1],

@@ -16,6 +16,7 @@ from conftest import (
     plan_config,
     plan_here,
     planned_jobs,
+    put_back,
     snakemake,
     synthetic_workdir,
     tiny_config,
@@ -398,16 +399,15 @@ def test_runs_from_another_machine_join_the_report(finished, tmp_path):
     cfg = write_config(workdir, {**config, "extra_runs": [str(other)]}, "extra.yaml")
     jobs = plan_here(workdir, cfg)
     assert "train" not in jobs and jobs["aggregate"] == 1
-    snakemake(workdir, "--cores", "2", "--configfile", str(cfg))
-    summary = pd.read_csv(workdir / "results" / "default" / "summary.csv")
-    local_host = summary[summary.origin == "local"].host.iloc[0]
-    assert set(summary.device) == {f"cpu@{local_host}", f"cpu1@{local_host}", "cpu@lab-gpu-box", "cpu1@lab-gpu-box"}
-    speedup = pd.read_csv(workdir / "results" / "default" / "speedup.csv")
-    assert set(speedup.baseline) == {f"cpu@{local_host}"}
-    assert summary.calibrated_flops_per_s.notna().all()
-    assert "cpu1@lab-gpu-box" in (workdir / "results" / "default" / "report.md").read_text()
-    # back to this machine's runs only, for the other tests of this module
-    snakemake(workdir, "--cores", "2", "--configfile", str(finished[1]))
+    with put_back(workdir):  # then back to this machine's runs only, for the other tests of this module
+        snakemake(workdir, "--cores", "2", "--configfile", str(cfg))
+        summary = pd.read_csv(workdir / "results" / "default" / "summary.csv")
+        local_host = summary[summary.origin == "local"].host.iloc[0]
+        assert set(summary.device) == {f"cpu@{local_host}", f"cpu1@{local_host}", "cpu@lab-gpu-box", "cpu1@lab-gpu-box"}
+        speedup = pd.read_csv(workdir / "results" / "default" / "speedup.csv")
+        assert set(speedup.baseline) == {f"cpu@{local_host}"}
+        assert summary.calibrated_flops_per_s.notna().all()
+        assert "cpu1@lab-gpu-box" in (workdir / "results" / "default" / "report.md").read_text()
 
 
 def test_another_experiment_keeps_the_first_ones_results(finished):
@@ -450,39 +450,39 @@ def test_bundle_round_trip_and_a_tampered_bundle(finished, tmp_path):
     merged = write_config(workdir, {**config, "extra_runs": [str(theirs)]}, "merged.yaml")
     jobs = plan_here(workdir, merged)
     assert jobs.get("unpack_bundle") == 1 and "train" not in jobs and "calibrate" not in jobs
-    snakemake(workdir, "--cores", "2", "--configfile", str(merged))
-    summary = pd.read_csv(workdir / "results" / "default" / "summary.csv")
-    assert {"cpu@lab-gpu-box", "cpu1@lab-gpu-box"} <= set(summary.device)
-    report_md = workdir / "results" / "default" / "report.md"
-    kept = report_md.read_bytes()
-    # the same bundle with one record edited after it was made
-    tampered = tmp_path / "tampered" / "bundle-lab-gpu-box.tar.gz"
-    tampered.parent.mkdir()
-    edited_run = b_results / "runs" / "mlp" / "cpu" / "bs100" / "seed1.json"
-    edited_run.write_text(edited_run.read_text().replace('"seed": 1', '"seed": 1 '))
-    with tarfile.open(theirs, "r:gz") as src, tarfile.open(tampered, "w:gz") as dst:
-        for info in src:
-            data = src.extractfile(info).read()
-            if info.name == "runs/mlp/cpu/bs100/seed1.json":
-                data = edited_run.read_bytes()
-                info.size = len(data)
-            dst.addfile(info, io.BytesIO(data))
-    bad = write_config(workdir, {**config, "extra_runs": [str(tampered)]}, "tampered.yaml")
-    proc = snakemake(workdir, "--cores", "2", "--configfile", str(bad), check=False)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode != 0
-    assert f"bundle {tampered}: file 'runs/mlp/cpu/bs100/seed1.json' does not match its SHA-256" in out, out
-    assert report_md.read_bytes() == kept
-    # the good bundle replaced in place by the tampered one: its earlier verified import is kept
-    imported = workdir / "results" / "default" / "imported"
-    before = {p: p.read_bytes() for p in sorted(imported.rglob("*")) if p.is_file()}
-    assert before
-    theirs.write_bytes(tampered.read_bytes())
-    proc = snakemake(workdir, "--cores", "2", "--configfile", str(merged), check=False)
-    assert proc.returncode != 0 and "does not match its SHA-256" in proc.stdout + proc.stderr
-    assert {p: p.read_bytes() for p in sorted(imported.rglob("*")) if p.is_file()} == before
-    assert report_md.read_bytes() == kept
-    snakemake(workdir, "--cores", "2", "--configfile", str(cfg))  # back to this machine's runs only
+    with put_back(workdir):  # then back to this machine's runs only
+        snakemake(workdir, "--cores", "2", "--configfile", str(merged))
+        summary = pd.read_csv(workdir / "results" / "default" / "summary.csv")
+        assert {"cpu@lab-gpu-box", "cpu1@lab-gpu-box"} <= set(summary.device)
+        report_md = workdir / "results" / "default" / "report.md"
+        kept = report_md.read_bytes()
+        # the same bundle with one record edited after it was made
+        tampered = tmp_path / "tampered" / "bundle-lab-gpu-box.tar.gz"
+        tampered.parent.mkdir()
+        edited_run = b_results / "runs" / "mlp" / "cpu" / "bs100" / "seed1.json"
+        edited_run.write_text(edited_run.read_text().replace('"seed": 1', '"seed": 1 '))
+        with tarfile.open(theirs, "r:gz") as src, tarfile.open(tampered, "w:gz") as dst:
+            for info in src:
+                data = src.extractfile(info).read()
+                if info.name == "runs/mlp/cpu/bs100/seed1.json":
+                    data = edited_run.read_bytes()
+                    info.size = len(data)
+                dst.addfile(info, io.BytesIO(data))
+        bad = write_config(workdir, {**config, "extra_runs": [str(tampered)]}, "tampered.yaml")
+        proc = snakemake(workdir, "--cores", "2", "--configfile", str(bad), check=False)
+        out = proc.stdout + proc.stderr
+        assert proc.returncode != 0
+        assert f"bundle {tampered}: file 'runs/mlp/cpu/bs100/seed1.json' does not match its SHA-256" in out, out
+        assert report_md.read_bytes() == kept
+        # the good bundle replaced in place by the tampered one: its earlier verified import is kept
+        imported = workdir / "results" / "default" / "imported"
+        before = {p: p.read_bytes() for p in sorted(imported.rglob("*")) if p.is_file()}
+        assert before
+        theirs.write_bytes(tampered.read_bytes())
+        proc = snakemake(workdir, "--cores", "2", "--configfile", str(merged), check=False)
+        assert proc.returncode != 0 and "does not match its SHA-256" in proc.stdout + proc.stderr
+        assert {p: p.read_bytes() for p in sorted(imported.rglob("*")) if p.is_file()} == before
+        assert report_md.read_bytes() == kept
 
 
 def test_a_regenerated_identical_npz_reruns_no_training(finished):
