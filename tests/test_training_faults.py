@@ -127,7 +127,7 @@ def _log_sizes(workdir: Path) -> dict[Path, tuple[int, int]]:
 
 
 def _wait_mid_training(workdir: Path, since: dict, timeout: float = 120) -> Path:
-    """Wait until some run logs epoch 10 in what it wrote after ``since``
+    """Wait until some run logs epoch 5 in what it wrote after ``since``
     (Snakemake deletes a job's old log when the job starts again)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -136,10 +136,10 @@ def _wait_mid_training(workdir: Path, since: dict, timeout: float = 120) -> Path
             with open(log, "rb") as fh:
                 if os.fstat(fh.fileno()).st_ino == inode:
                     fh.seek(size)
-                if b"epoch 10/" in fh.read():
+                if b"epoch 5/" in fh.read():
                     return log
         time.sleep(0.1)
-    raise AssertionError("no training run reached epoch 10")
+    raise AssertionError("no training run reached epoch 5")
 
 
 def _records(workdir: Path) -> dict[Path, tuple[int, bytes]]:
@@ -153,7 +153,7 @@ def test_interrupted_runs_leave_nothing_and_rerun_completes_only_them(tmp_path):
         tmp_path,
         devices={"cpu": {"type": "cpu", "threads": 1, "framework": "jax"}},
         seeds=[1, 2],
-        epochs=40,
+        epochs=20,  # killed at epoch 5: 15 epochs (1.5-4 s here) to see it and kill it mid-training
         step_samples=0,
     )
     # the two runs alone (no calibration or report): what is interrupted here is training

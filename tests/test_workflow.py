@@ -41,8 +41,8 @@ def finished(tmp_path_factory, jax_alone):
     env = jax_alone[0]
     old_mask = os.umask(0o022)  # as on most machines: results readable by colleagues
     try:
-        proc = snakemake(workdir, "--cores", "2", "--configfile", str(cfg), env=env)
-        snakemake(workdir, "bundle", "--cores", "1", "--configfile", str(cfg), env=env)  # targets before --configfile
+        # the targets before --configfile (which takes every word after it)
+        proc = snakemake(workdir, "all", "bundle", "--cores", "2", "--configfile", str(cfg), env=env)
     finally:
         os.umask(old_mask)
     return workdir, cfg, config, proc

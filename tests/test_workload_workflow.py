@@ -39,8 +39,7 @@ def finished(tmp_path_factory, pytorch_alone):
     root = tmp_path_factory.mktemp("workloads")
     workdir, cfg, config = synthetic_workdir(root, workloads=WORKLOADS, devices=DEVICES)
     env = pytorch_alone[0]
-    proc = snakemake(workdir, "--cores", "2", "--configfile", str(cfg), env=env)
-    snakemake(workdir, "bundle", "--cores", "1", "--configfile", str(cfg), env=env)
+    proc = snakemake(workdir, "all", "bundle", "--cores", "2", "--configfile", str(cfg), env=env)
     return workdir, config, proc
 
 
