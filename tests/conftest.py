@@ -13,6 +13,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -175,12 +176,9 @@ def put_back(workdir: Path, parts=("results", "logs", ".snakemake/metadata", ".s
     """On leaving, ``workdir``'s results, logs and Snakemake's records of them are as they were on entering (the files,
     their times and their metadata), whatever the test's `snakemake` calls did: the next test finds the run as it
     was, without a run of the presentation to restore it. Later plans that expect nothing to do check it."""
-    import tempfile
-
     saved = Path(tempfile.mkdtemp(prefix="kept-", dir=workdir.parent))
-    for part in parts:
-        if (workdir / part).exists():
-            shutil.copytree(workdir / part, saved / part, symlinks=True)  # copy2: the times too
+    for part in [part for part in parts if (workdir / part).exists()]:
+        shutil.copytree(workdir / part, saved / part, symlinks=True)  # copy2: the times too
     try:
         yield
     finally:
