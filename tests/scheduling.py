@@ -19,14 +19,14 @@ LONGEST_FIRST = ("test_workflow.py", "test_workload_workflow.py", "test_realdata
 
 def file_ranks(items) -> dict:
     """Where each file goes: by LONGEST_FIRST, then other files with a `slow` test, then the rest."""
-    ranks = {}
-    for item in items:
-        name = item.path.name
-        rank = LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST) + 1
-        if item.get_closest_marker("slow"):
-            rank = min(rank, len(LONGEST_FIRST))
-        ranks[item.path] = min(rank, ranks.get(item.path, rank))
-    return ranks
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+
+    def rank(path):
+        if path.name in LONGEST_FIRST:
+            return LONGEST_FIRST.index(path.name)
+        return len(LONGEST_FIRST) + (path not in slow)
+
+    return {item.path: rank(item.path) for item in items}
 
 
 def pytest_configure(config):
