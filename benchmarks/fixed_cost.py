@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
 from mnist_speedup.measure import budget  # noqa: E402
-from mnist_speedup.records import bundle, cuts  # noqa: E402
+from mnist_speedup.records import bundle  # noqa: E402
 from mnist_speedup.records import run_record as records  # noqa: E402
 from mnist_speedup.spec import run  # noqa: E402
 
@@ -27,7 +27,7 @@ PARTS = ("before_run_s", "import_s", "data_load_s", "build_s", "data_to_device_s
 
 def fixed_costs(results_dir) -> dict[str, dict[str, float]]:
     by_device: dict[str, list[dict]] = {}
-    for path in cuts.split(run.run_files(results_dir))[0]:
+    for path in run.run_files(results_dir):
         record = records.load(path)
         setup = {k: record["setup_s"].get(k) or 0.0 for k in PARTS}
         setup["before_run_s"] = max(0.0, setup["before_run_s"] - (record.get("lock_wait_s") or 0.0))

@@ -4,7 +4,7 @@
 
 rule bundle:
     input:
-        runs=run_files,
+        attempts=attempt_files,
         calibration=calibration_files(),
     output:
         **(

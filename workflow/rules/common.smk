@@ -1,5 +1,4 @@
 # Configuration validation, device resolution and input functions.
-import datetime
 import hashlib
 import json
 import os
@@ -23,10 +22,9 @@ from mnist_speedup.config import parse as config_check  # noqa: E402
 from mnist_speedup.config import sources as configinput  # noqa: E402
 from mnist_speedup.data import mnist  # noqa: E402
 from mnist_speedup.spec import devices as device_info  # noqa: E402
-from mnist_speedup.measure import progress  # noqa: E402
+from mnist_speedup.measure import budget, invocation  # noqa: E402
 from mnist_speedup.spec import run  # noqa: E402
-from mnist_speedup.records import bundle, calibration, cuts  # noqa: E402
-from mnist_speedup.measure import budget  # noqa: E402
+from mnist_speedup.records import attempts, bundle, calibration  # noqa: E402
 
 SCHEMA = WORKFLOW_DIR.parent / "config" / "schemas" / "config.schema.yaml"
 try:
@@ -46,11 +44,12 @@ except config_check.ConfigError as exc:
 onstart:
     # the executor is known only once the plan is made (Snakemake parses the
     # Snakefile first); a cluster's jobs run with --no-hooks, so this runs
-    # on the submit host only, before any job
+    # on the submit host only, before any job, and never in a dry run
     try:
         config_check.check_executor(config, workflow.local_exec)
     except config_check.ConfigError as exc:
         raise WorkflowError(f"Invalid configuration: {exc}") from None
+    invocation.write(INVOCATION, this_invocation())
 
 
 for warning in config.get("_warnings", []):
@@ -135,22 +134,9 @@ ALL_SEEDS = (
 PRIORITIES = design.Priorities(
     DEVICES, config["batch_sizes"], ALL_SEEDS, WORKLOADS, next(iter(WORKLOADS))
 )
-# for the console's progress line of each finished run (jobs inherit these)
-os.environ.setdefault(progress.START, datetime.datetime.now(datetime.UTC).isoformat())
-os.environ[progress.TOTAL] = str(len(PRIORITIES.order))
-os.environ[progress.AT_MOST] = "1" if REPLICATION else ""
-# The time budget (measure/budget.py): the jobs inherit it beside the start.
-# The notes of runs an earlier invocation cut go, so those runs are planned again.
-if config["time_budget_s"] is None:
-    os.environ.pop(budget.BUDGET, None)
-else:
-    os.environ[budget.BUDGET] = str(config["time_budget_s"])
-if workflow.is_main_process:
-    try:
-        for note in cuts.clear(RESULTS):
-            logger.info(f"{note}: cut by an earlier time budget; planned again")
-    except cuts.CutError as exc:
-        raise WorkflowError(str(exc)) from None
+# What this call's training jobs share (measure/invocation.py): written by
+# the onstart handler below, on real runs only, never while parsing.
+INVOCATION = f"{LOGS}/invocation.json"
 
 
 def train_priority(wildcards):
@@ -163,10 +149,10 @@ def calibration_priority(wildcards):
     return PRIORITIES.calibration(wildcards.workload, wildcards.device)
 
 
-def run_files_of(seeds):
-    """This machine's run records for every workload x device x batch size x ``seeds``."""
+def attempt_files_of(seeds):
+    """This machine's run attempts (records/attempts.py) for every workload x device x batch size x ``seeds``."""
     return expand(
-        f"{RESULTS}/{run.RUN_PATH}",
+        f"{RESULTS}/{attempts.ATTEMPT_PATH}",
         workload=WORKLOADS,
         device=DEVICES,
         batch_size=config["batch_sizes"],
@@ -192,7 +178,7 @@ def replication_decision():
         return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
     def exists(seeds):
-        return all(Path(f).exists() for f in run_files_of(seeds))
+        return all(Path(f).exists() for f in attempt_files_of(seeds))
 
     return replication.decide(
         config["seeds"],
@@ -203,13 +189,13 @@ def replication_decision():
     )
 
 
-def run_files(wildcards=None):
-    """The run records the results use: the listed seeds, and with
+def attempt_files(wildcards=None):
+    """The attempts of the runs the results use: the listed seeds, and with
     replication every round decided on so far (an input function, evaluated
     again each time a round's checkpoint finishes)."""
     if not REPLICATION:
-        return run_files_of(config["seeds"])
-    return run_files_of(replication_decision().seeds)
+        return attempt_files_of(config["seeds"])
+    return attempt_files_of(replication_decision().seeds)
 
 
 def replication_files(wildcards=None):
@@ -221,11 +207,43 @@ def replication_files(wildcards=None):
     return [REPLICATION_ROUND.format(round=replication_decision().rounds)]
 
 
-def round_run_files(wildcards):
-    """The runs a replication round measures."""
-    return run_files_of(
+def round_attempt_files(wildcards):
+    """The attempts of the runs a replication round measures."""
+    return attempt_files_of(
         replication.seeds_of_round(config["seeds"], int(wildcards.round))
     )
+
+
+def this_invocation():
+    """This call (measure/invocation.py): its process's start, its time
+    budget, and the attempt file of every run the experiment may hold, in
+    run order (with replication, an upper bound)."""
+    order = sorted(PRIORITIES.order.items(), key=lambda item: item[1])
+    plan = tuple(
+        str(attempts.attempt_path(RESULTS, w, d, b, s)) for (w, d, b, s), _ in order
+    )
+    return invocation.Invocation(
+        started_at=invocation.process_start(),
+        budget_s=config["time_budget_s"],
+        pid=os.getpid(),
+        attempts=plan,
+        at_most=bool(REPLICATION),
+        known_runs=(
+            () if config["time_budget_s"] is None else tuple(budget.known_runs(plan))
+        ),
+    )
+
+
+def attempt_number(wildcards):
+    """The training job's ``attempt`` param: a cut run's is one more than its
+    last attempt's, so that it is planned again (records/attempts.py)."""
+    return attempts.number_to_plan(
+        attempts.attempt_path(RESULTS, **dict(wildcards.items()))
+    )
+
+
+def record_path(wildcards):
+    return str(run.run_path(RESULTS, **dict(wildcards.items())))
 
 
 def calibration_files():

@@ -52,12 +52,12 @@ def table_outputs():
 
 def final_outputs(wildcards=None):
     """What `snakemake` makes by default (an input function: under replication
-    the runs are those decided so far). The run records, the calibrations and
+    the runs are those decided so far). The run attempts, the calibrations and
     the npz are listed although later jobs already read them: Snakemake (since
     7.7) does not make again a deleted file whose readers are up to date, only
     a missing input of the target itself."""
     return [
-        *run_files(),
+        *attempt_files(),
         *calibration_files(),
         NPZ,
         *(f"{RESULTS}/{t.name}.csv" for t in outputs.TABLES if t.caption),

@@ -7,7 +7,7 @@
 # records it passed) lives under logs/, outside the results.
 rule check_runs:
     input:
-        runs=run_files,
+        attempts=attempt_files,
         calibration=calibration_files(),
         extra=extra_result_files(),
         replication=replication_files,
@@ -35,7 +35,7 @@ rule check_runs:
 rule aggregate:
     input:
         checked=f"{LOGS}/checked_runs.json",
-        runs=run_files,
+        attempts=attempt_files,
         calibration=calibration_files(),
         extra=extra_result_files(),
         replication=replication_files,

@@ -6,7 +6,9 @@ rule train:
     input:
         data=ancient(NPZ_DIGEST),
     output:
-        f"{RESULTS}/{run.RUN_PATH}",
+        # the attempt, not the record: a run the time budget cut leaves nothing
+        # under runs/ (records/attempts.py)
+        f"{RESULTS}/{attempts.ATTEMPT_PATH}",
     log:
         f"{LOGS}/{run.LOG_PATH}",
     priority: train_priority
@@ -19,6 +21,9 @@ rule train:
         gpu_model=cluster_resource("gpu_model"),
     params:
         run=training_params,
+        attempt=attempt_number,
+        record=record_path,
+        invocation=INVOCATION,
         data=DATA_DIGEST,
         npz=NPZ,
         code=TRAINING_CODE_DIGEST,
@@ -54,7 +59,7 @@ rule calibrate:
 # speedup interval so far; the plan reads it to add the next round or stop.
 checkpoint replication_round:
     input:
-        runs=round_run_files,
+        attempts=round_attempt_files,
     output:
         REPLICATION_ROUND,
     log:

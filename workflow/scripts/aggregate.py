@@ -6,6 +6,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
 from mnist_speedup import atomic
 from mnist_speedup.analysis import tables
+from mnist_speedup.records import attempts
 from mnist_speedup.report import outputs
 from mnist_speedup.rulescript import logged
 
@@ -14,7 +15,8 @@ with logged(snakemake) as log:
     settings = tables.Settings(
         params.baseline, params.target_accuracy, params.parity_margin, params.replication, params.prices
     )
-    made = tables.make(snakemake.input.runs, settings, params.extra_runs, snakemake.input.calibration)
+    runs, cut = attempts.split(snakemake.input.attempts)  # the finished runs' records, the cut runs' attempts
+    made = tables.make(runs, settings, params.extra_runs, snakemake.input.calibration, cut)
     for entry in outputs.TABLES:  # the registry's tables, each written once
         atomic.write_text(getattr(out, entry.name), made[entry.name].to_csv(index=False))
     columns = ["workload", "batch_size", "device", "n", "speedup", "speedup_ci_low", "speedup_ci_high", "ci_method"]

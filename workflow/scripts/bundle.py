@@ -4,14 +4,14 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
-from mnist_speedup.records import bundle, cuts, signing
+from mnist_speedup.records import attempts, bundle, signing
 from mnist_speedup.records import run_record as records
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
     params = snakemake.params
     results = Path(snakemake.output.bundle).parent  # results/<experiment>/
-    runs, cut = cuts.split(snakemake.input.runs)  # a time budget's notes are not runs: they never travel
+    runs, cut = attempts.split(snakemake.input.attempts)  # the records travel; a cut run has none
     files = [*runs, *(Path(f) for f in snakemake.input.calibration)]
     envs = [records.load(path)["environment"] for path in runs]
     env = envs[0]

@@ -7,10 +7,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
 from mnist_speedup import atomic
 from mnist_speedup.analysis import aggregate, replication
+from mnist_speedup.records import attempts
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
-    summary, _ = aggregate.load_runs(snakemake.input.runs)
+    summary, _ = aggregate.load_runs(attempts.split(snakemake.input.attempts)[0])
     baseline = aggregate.baseline_device(summary, snakemake.params.baseline)
     speedup = aggregate.speedup_table(summary, baseline, level=replication.INTERVAL_LEVEL)
     seeds = sorted(int(s) for s in summary.seed.unique())

@@ -10,7 +10,7 @@ import pandas as pd
 
 from mnist_speedup.analysis import compare, stats, summary
 from mnist_speedup.analysis.checks import same_text
-from mnist_speedup.records import calibration, cuts
+from mnist_speedup.records import attempts, calibration
 from mnist_speedup.records import run_record as records
 from mnist_speedup.spec import devices, run
 from mnist_speedup.spec.run import RUN_KEY, SETTING
@@ -75,22 +75,21 @@ def _check_calibrations(df: pd.DataFrame, loaded) -> None:
 CALIBRATION_KEY = ["host", "device_label", "workload", "batch_size"]
 
 
-def _read_all(local_files, extra_dirs):
-    """Every record, local and imported; a time budget's notes (records/cuts.py) are not runs."""
-    local, cut = cuts.split(local_files)
-    runs = [(records.load(p), p, "local") for p in local]
+def _read_all(local_files, extra_dirs, n_cut: int):
+    """Every record, local and imported (``n_cut``: how many local runs the time budget cut)."""
+    runs = [(records.load(p), p, "local") for p in local_files]
     for folder in extra_dirs:
-        runs += [(records.load(p), p, str(folder)) for p in cuts.split(run.run_files(folder))[0]]
+        runs += [(records.load(p), p, str(folder)) for p in run.run_files(folder)]
     if not runs:
-        why = f" (the time budget cut all {len(cut)} runs; give it more seconds)" if cut else ""
+        why = f" (the time budget cut all {n_cut} runs; give it more seconds)" if n_cut else ""
         raise records.RecordError(f"no run records to aggregate{why}")
     return runs
 
 
-def cut_runs(local_files) -> pd.DataFrame:
-    """The runs this machine's time budget cut: one row each, in run order (maybe none)."""
-    columns = [*RUN_KEY, *cuts.FIELDS]
-    return pd.DataFrame(cuts.rows(cuts.split(local_files)[1]), columns=columns)
+def cut_runs(cut: list[dict]) -> pd.DataFrame:
+    """The runs this machine's time budget cut (their attempts): one row each, in run order (maybe none)."""
+    columns = [*RUN_KEY, *attempts.CUT_FIELDS]
+    return pd.DataFrame(attempts.rows(cut), columns=columns)
 
 
 def _device_names(df: pd.DataFrame) -> list[str]:
@@ -110,11 +109,11 @@ def _device_names(df: pd.DataFrame) -> list[str]:
     return names
 
 
-def load_runs(local_files, extra_dirs=(), calibration_files=()) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Read and check every record; label devices uniquely across machines;
-    attach each device's calibrated matrix-multiply rate. Returns the
-    summary (one row per run) and the per-epoch curves."""
-    runs = _read_all(local_files, extra_dirs)
+def load_runs(local_files, extra_dirs=(), calibration_files=(), n_cut=0) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Read and check every record (``local_files``: this machine's records; ``n_cut``: how many of its
+    runs the time budget cut); label devices uniquely across machines; attach each device's calibrated
+    matrix-multiply rate. Returns the summary (one row per run) and the per-epoch curves."""
+    runs = _read_all(local_files, extra_dirs, n_cut)
     df = pd.DataFrame([summary.summary_row(r, p, origin) for r, p, origin in runs])
     df["machine_key"] = [m if isinstance(m, str) and m else h for m, h in zip(df.machine_id, df.host)]
     rates, loaded = load_calibration(list(calibration_files) + [f for d in extra_dirs for f in calibration.files(d)])

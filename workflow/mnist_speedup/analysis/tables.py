@@ -20,9 +20,10 @@ class Settings:
     prices: dict = field(default_factory=dict)
 
 
-def make(runs, settings: Settings, extra_runs=(), calibration_files=()) -> dict:
-    """{table name: DataFrame} for every table in report/outputs.py's registry."""
-    summary, curves = aggregate.load_runs(runs, extra_runs, calibration_files)
+def make(runs, settings: Settings, extra_runs=(), calibration_files=(), cut=()) -> dict:
+    """{table name: DataFrame} for every table in report/outputs.py's registry (``runs``: this machine's
+    records; ``cut``: the attempts of its runs the time budget cut, records/attempts.py)."""
+    summary, curves = aggregate.load_runs(runs, extra_runs, calibration_files, len(cut))
     baseline = aggregate.baseline_device(summary, settings.baseline)
     aggregate.check_like_with_like(summary, baseline)
     # under replication's stopping rule the intervals are wider (mnist_speedup/analysis/replication.py)
@@ -40,5 +41,5 @@ def make(runs, settings: Settings, extra_runs=(), calibration_files=()) -> dict:
         "best_against_best": tta.best_against_best(tta_table, per_run, baseline),
         "curves": curves,
         "drift": drift.table(summary),
-        "time_budget": aggregate.cut_runs(runs),
+        "time_budget": aggregate.cut_runs(list(cut)),
     }

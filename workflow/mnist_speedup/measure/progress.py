@@ -1,39 +1,30 @@
-"""One console line per finished training run, with the time left.
+"""One console line per finished training run, with the runs done and the time left.
 
-The workflow sets two environment variables when it is parsed (in the
-main Snakemake process; jobs inherit them): when this invocation started
-and how many runs the experiment has. The time left is estimated from the
-runs that finished in this invocation only, never from older records.
+The counts are of the runs in the job's own call's plan (measure/invocation.py):
+a run is done when its attempt says it finished. The time left is the mean
+duration of the runs that finished in this call, times the runs still to do,
+never estimated from older records.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import os
-from pathlib import Path
 
-from mnist_speedup.records import cuts
-from mnist_speedup.spec.run import run_files
-
-START = "MNIST_SPEEDUP_INVOCATION_START"
-TOTAL = "MNIST_SPEEDUP_TOTAL_RUNS"
-#: set (non-empty) when replication may stop before TOTAL: the total is an upper bound
-AT_MOST = "MNIST_SPEEDUP_AT_MOST"
+from mnist_speedup.records import attempts
 
 
-def _time(text: str) -> dt.datetime:
-    return dt.datetime.fromisoformat(text)
-
-
-def _records(results_dir: Path) -> list[dict]:
+def _finished_records(invocation) -> list[dict]:
+    """The records of the plan's runs whose attempt says they finished (unreadable files skipped)."""
     out = []
-    for path in run_files(results_dir):
+    for path in invocation.attempts:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            if attempts.read(path)["outcome"] != attempts.FINISHED:
+                continue
+            data = json.loads(attempts.record_path_of(path).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if isinstance(data, dict) and cuts.MARK not in data:  # a run the time budget cut is not a run done
+        if isinstance(data, dict):
             out.append(data)
     return out
 
@@ -43,7 +34,7 @@ def time_left_s(records: list[dict], total: int, since: dt.datetime) -> float | 
     durations = []
     for r in records:
         try:
-            started, finished = _time(r["started_at"]), _time(r["finished_at"])
+            started, finished = dt.datetime.fromisoformat(r["started_at"]), dt.datetime.fromisoformat(r["finished_at"])
         except (KeyError, TypeError, ValueError):
             continue
         if finished >= since:
@@ -53,28 +44,26 @@ def time_left_s(records: list[dict], total: int, since: dt.datetime) -> float | 
     return max(0, total - len(records)) * sum(durations) / len(durations)
 
 
-def line(record: dict, label: str, results_dir: Path, environ=os.environ) -> str:
+def line(record: dict, label: str, invocation=None) -> str:
     """``mlp, cpu (2 threads), batch 500, seed 2: 9.37 s/epoch, 91.9% test
-    accuracy [5 of 12 runs, about 14 min left]``"""
+    accuracy [5 of 12 runs, about 14 min left]`` (without its call's invocation: the head alone)"""
     head = (
         f"{record['workload']}, {label}, batch {record['batch_size']}, seed {record['seed']}: "
         f"{record['timing']['steady_epoch_mean_s']:.2f} s/epoch, "
         f"{record['quality']['test_accuracy']:.1%} test accuracy"
     )
-    try:
-        total, since = int(environ[TOTAL]), _time(environ[START])
-    except (KeyError, ValueError):
+    if invocation is None:
         return head
-    records = _records(results_dir)
-    left = time_left_s(records, total, since)
-    at_most = bool(environ.get(AT_MOST))
+    total = len(invocation.attempts)
+    records = _finished_records(invocation)
+    left = time_left_s(records, total, dt.datetime.fromtimestamp(invocation.started_at, dt.UTC))
     if len(records) >= total:
         when = "the last run"
     elif left is None:
         when = "time left not known yet"
     else:
-        when = f"{'at most ' if at_most else ''}about {max(1, round(left / 60))} min left"
-    of = f"of at most {total}" if at_most else f"of {total}"
+        when = f"{'at most ' if invocation.at_most else ''}about {max(1, round(left / 60))} min left"
+    of = f"of at most {total}" if invocation.at_most else f"of {total}"
     return f"{head} [{len(records)} {of} runs, {when}]"
 
 

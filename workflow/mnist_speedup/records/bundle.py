@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 from mnist_speedup import atomic
-from mnist_speedup.records import calibration, cuts
+from mnist_speedup.records import calibration
 from mnist_speedup.records import run_record as records
 from mnist_speedup.spec import frameworks, run
 
@@ -55,7 +55,7 @@ def _sha256(data: bytes) -> str:
 
 def bundle_files(results_dir) -> list[Path]:
     """The files of one experiment's results that travel."""
-    return cuts.split(run.run_files(results_dir))[0] + calibration.files(results_dir)  # never a time budget's note
+    return run.run_files(results_dir) + calibration.files(results_dir)
 
 
 #: the machine's fields a manifest names beside each framework's own software

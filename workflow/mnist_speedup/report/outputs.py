@@ -53,7 +53,7 @@ TABLES = (
     Table("best_against_best"),
     Table("curves"),
     Table("drift"),
-    Table("time_budget"),  # the runs a time budget cut (records/cuts.py); maybe none
+    Table("time_budget"),  # the runs a time budget cut (records/attempts.py); maybe none
 )
 
 

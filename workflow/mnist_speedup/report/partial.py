@@ -36,11 +36,10 @@ from mnist_speedup.analysis import aggregate
 from mnist_speedup.analysis import tables as report_tables
 from mnist_speedup.config import parse as config_check
 from mnist_speedup.config import sources
-from mnist_speedup.records import bundle, calibration, cuts
+from mnist_speedup.records import attempts, bundle, calibration
 from mnist_speedup.records import run_record as records
 from mnist_speedup.report import markdown
 from mnist_speedup.report.format import esc
-from mnist_speedup.spec import run
 
 ROOT = Path(__file__).resolve().parents[3]
 SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
@@ -75,16 +74,16 @@ def write_bundle(results_dir: Path, out_dir: Path, config: dict, runs: list[Path
     return dest
 
 
-def report_text(results_dir: Path, config: dict, paths: list[Path], kept: list[Path], cut: list[dict]) -> str:
-    """The report of the runs so far (``paths``: every run file, ``kept`` and ``cut`` split from them),
-    under a line that says what it holds."""
+def report_text(results_dir: Path, config: dict, kept: list[Path], cut: list[dict]) -> str:
+    """The report of the runs so far (``kept``: the finished runs' records, ``cut``: the cut runs'
+    attempts), under a line that says what it holds."""
     head = (f"> **Partial report**, written {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC while the workflow ran: "
             f"{len(kept)} runs finished, {len(cut)} cut by the time budget. The workflow's own report replaces it.")  # fmt: skip
     settings = report_tables.Settings(config["baseline"], config["target_accuracy"], config["parity_margin"],
                                       prices={k: v["price_per_hour"] for k, v in config["devices"].items()
                                               if "price_per_hour" in v})  # fmt: skip
     try:
-        made = report_tables.make(paths, settings, (), calibration.files(results_dir))
+        made = report_tables.make(kept, settings, (), calibration.files(results_dir), cut)
     except (records.RecordError, ValueError, KeyError, IndexError) as exc:
         return f"{markdown.TITLE} (partial)\n\n{head}\n\nNo tables yet: {esc(exc)}\n"
     tables = markdown.Tables(summary=made["summary"], speedup=made["speedup"], tta=made["time_to_accuracy"],
@@ -100,15 +99,20 @@ def snapshot(results_dir, out_dir, config: dict) -> str:
     """Write both files once; returns what it wrote, in words."""
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = run.run_files(results_dir)  # listed and split once for both files
-    kept, cut = cuts.split(paths)
+    kept, cut = attempts.split(attempt_files(results_dir))  # listed and split once for both files
     written = write_bundle(results_dir, out_dir, config, kept)
-    atomic.write_text(out_dir / REPORT, report_text(results_dir, config, paths, kept, cut))
+    atomic.write_text(out_dir / REPORT, report_text(results_dir, config, kept, cut))
     return f"{len(kept)} runs: {written.name if written else 'no bundle yet'} and {REPORT}"
 
 
+def attempt_files(results_dir: Path) -> list[Path]:
+    """Every run's attempt under ``results_dir`` (records/attempts.py)."""
+    pattern = attempts.ATTEMPT_PATH.format(workload="*", device="*", batch_size="*", seed="*")
+    return sorted(Path(results_dir).glob(pattern))
+
+
 def _state(results_dir: Path) -> tuple:
-    return tuple((p.name, p.parent.as_posix(), p.stat().st_mtime_ns) for p in run.run_files(results_dir))
+    return tuple((p.name, p.parent.as_posix(), p.stat().st_mtime_ns) for p in attempt_files(results_dir))
 
 
 def _alive(pid: int) -> bool:
