@@ -25,7 +25,7 @@ TRAINING = {
     "measure/frameworks/pytorch/__init__.py", "measure/frameworks/pytorch/backend.py",
     "measure/frameworks/pytorch/networks.py", "measure/frameworks/pytorch/numerics.py",
     "measure/frameworks/pytorch/training.py",
-    "records/__init__.py", "records/cuts.py", "records/seal.py",
+    "measure/invocation.py", "records/__init__.py", "records/attempts.py", "records/seal.py",
 }  # fmt: skip
 #: the analysis and presentation, which no training may depend on
 ANALYSIS = ("analysis/stats.py", "analysis/compare.py", "analysis/tta.py", "analysis/parity.py",

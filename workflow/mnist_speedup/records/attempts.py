@@ -78,6 +78,8 @@ def _refuse(path, problem: str) -> AttemptError:
 def read(path) -> dict:
     """The attempt at ``path``, checked (:class:`AttemptError` names the problem and the fix)."""
     path = Path(path)
+    if not path.exists():
+        raise AttemptError(f"{path} does not exist: its run was not attempted yet. Fix: run the workflow.")
     try:
         if path.stat().st_size > MAX_BYTES:
             raise _refuse(path, f"an attempt file of over {MAX_BYTES} bytes")
