@@ -19,7 +19,7 @@ CONFIG = {"experiment": "gpu", "baseline": "cpu", "target_accuracy": 0.5, "parit
 def landed(results, records):
     """Runs that finished as a training job leaves them: each record, then its attempt (records/attempts.py)."""
     paths = write_records(results, records)
-    for path, r in zip(paths, records):
+    for r in records:
         attempts.write_finished(attempts.attempt_path(results, "mlp", r["device"], r["batch_size"], r["seed"]), 0)
     return paths
 

@@ -157,7 +157,7 @@ def test_interrupted_runs_leave_nothing_and_rerun_completes_only_them(tmp_path):
         step_samples=0,
     )
     # the two runs alone (no calibration or report): what is interrupted here is training
-    runs = [f"results/default/runs/mlp/cpu/bs100/seed{seed}.json" for seed in (1, 2)]
+    runs = [f"results/default/attempts/mlp/cpu/bs100/seed{seed}.json" for seed in (1, 2)]  # their attempts: the targets
     args = [sys.executable, "-m", "snakemake", *runs, "--cores", "1", "--configfile", str(cfg)]
     env = {**os.environ, "MNIST_SPEEDUP_LOCK_DIR": str(workdir)}
 
