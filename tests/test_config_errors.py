@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT, copy_workflow, planned_jobs, snakemake, tiny_config, write_config
 from mnist_speedup.config import parse as config_check
 
-SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
+SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
 BASE = {
     "mirrors": ["/data/mnist"],
@@ -262,3 +262,20 @@ def test_every_shipped_config_parses_over_the_default(name):
     parsed = config_check.parse(config, None, SCHEMA, gpus=[{"index": 0, "uuid": "GPU-x", "name": "H100",
                                                              "compute_capability": (9, 0)}])  # fmt: skip
     assert parsed["experiment"] != "default" or name == "config.yaml"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "config").glob("*.yaml")))
+def test_the_one_check_fills_the_defaults_snakemake_s_validate_would(name):
+    """House 4 (6): the schema is checked once (config/parse.py), and its defaults are filled by our own
+    walk instead of a second validation by Snakemake's `validate`: the same config results from every kept
+    config file (over config.yaml, as the workflow reads them). Planted once: the walk without its recursion
+    (no `adam.beta_1`) failed here."""
+    import yaml
+    from snakemake.utils import validate
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    config.update(yaml.safe_load((ROOT / "config" / name).read_text()) or {})
+    ours = config_check.prepare(copy.deepcopy(config), None, SCHEMA, defaults=True)
+    theirs = config_check.prepare(copy.deepcopy(config), None, SCHEMA)
+    validate(theirs, str(SCHEMA))
+    assert ours == theirs

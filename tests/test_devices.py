@@ -135,7 +135,7 @@ def test_the_report_says_why_devices_auto_found_no_gpu(tmp_path, monkeypatch):
     _smi(monkeypatch, {gpus.FIELDS: (None, failing)})
     base = {"mirrors": ["/data/mnist"], "devices": "auto", "baseline": "cpu", "seeds": [1, 2],
             "batch_sizes": [100], "epochs": 3, "warmup_epochs": 1}  # fmt: skip
-    config = config_check.parse(copy.deepcopy(base), None, ROOT / "config/schemas/config.schema.yaml")
+    config = config_check.parse(copy.deepcopy(base), None, ROOT / "workflow/schemas/config.schema.yaml")
     assert config["_no_gpu_reason"] == failing and set(config["devices"]) == {"cpu", "cpu1"}
     summary = crafted_tables(tmp_path, [make_record(d, 100, s, threads=t) for d, t in (("cpu", 2), ("cpu1", 1))
                                         for s in (1, 2)])[0]  # fmt: skip

@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT, make_record, write_records
 from mnist_speedup.config import parse as config_check
 
-SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
+SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 BASE = {"mirrors": ["/data/mnist"], "devices": {"cpu": {"type": "cpu", "threads": 2}}, "baseline": "cpu",
         "seeds": [1, 2], "batch_sizes": [100], "epochs": 3, "warmup_epochs": 1}  # fmt: skip
 

@@ -52,7 +52,7 @@ def test_config_readme_is_generated_from_the_schema():
 
     from mnist_speedup.config import doc as configdoc
 
-    schema = yaml.safe_load((ROOT / "config" / "schemas" / "config.schema.yaml").read_text())
+    schema = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
     text = (ROOT / "config" / "README.md").read_text()
     assert text == configdoc.render(schema), "regenerate: python -m mnist_speedup.config.doc > config/README.md"
     for key in schema["properties"]:

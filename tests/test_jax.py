@@ -22,7 +22,7 @@ from mnist_speedup.spec import frameworks as spec_frameworks
 from mnist_speedup.spec import precisions, workloads
 
 jax = pytest.importorskip("jax")
-SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
+SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 
 #: float32 on a CPU, the same operations in another order: agreement to float32 rounding
 LOSS_RTOL, GRAD_RTOL, WEIGHT_ATOL = 1e-5, 1e-4, 1e-7

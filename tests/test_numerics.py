@@ -16,7 +16,7 @@ from mnist_speedup.measure.frameworks.tensorflow import networks as tf_networks
 from mnist_speedup.measure.frameworks.tensorflow import numerics as tf_numerics
 from mnist_speedup.spec import devices, precisions, run
 
-SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
+SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 BASE = {"mirrors": ["/data/mnist"], "seeds": [1, 2], "batch_sizes": [100], "epochs": 3}
 
 #: how far one step in a low precision may be from float32. The loss, relative:

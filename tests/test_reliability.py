@@ -12,7 +12,7 @@ from mnist_speedup.records import run_record as records
 from mnist_speedup.records import seal
 from mnist_speedup.spec import devices, run
 
-SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
+SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 BASE = {
     "mirrors": ["/data/mnist"],
     "devices": {"cpu": {"type": "cpu", "threads": 2}, "cpu1": {"type": "cpu", "threads": 1}},

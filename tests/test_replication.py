@@ -9,7 +9,7 @@ from conftest import ROOT, crafted_tables, make_record
 from mnist_speedup.analysis import replication, stats
 from mnist_speedup.config import parse as config_check
 
-SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
+SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 BASE = {"mirrors": ["/data/mnist"], "devices": {"cpu": {"type": "cpu", "threads": 1}}, "seeds": [1, 2, 3],
         "batch_sizes": [100], "epochs": 3}  # fmt: skip
 

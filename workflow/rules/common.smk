@@ -26,7 +26,8 @@ from mnist_speedup.measure import budget, invocation  # noqa: E402
 from mnist_speedup.spec import run  # noqa: E402
 from mnist_speedup.records import attempts, bundle, calibration  # noqa: E402
 
-SCHEMA = WORKFLOW_DIR.parent / "config" / "schemas" / "config.schema.yaml"
+# the catalogue's place, relative to this rule file
+SCHEMA = Path(workflow.current_basedir).resolve() / "../schemas/config.schema.yaml"
 try:
     # --config values arrive as text; coerce, check in our words, then let
     # the schema fill in the defaults and check how the keys fit together

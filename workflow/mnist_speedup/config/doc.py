@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import yaml
 
-SCHEMA = Path(__file__).resolve().parents[3] / "config" / "schemas" / "config.schema.yaml"
+from mnist_speedup.spec import schema as config_schema
 
 INTRO = """# Configuration
 
@@ -25,7 +24,7 @@ the command line: `snakemake --cores 4 --config 'seeds=[1,2,3]' 'batch_sizes=[10
 On the command line, `devices=...` replaces the file's devices instead of merging into them.
 
 Every key is checked before any job starts; a mistake stops the workflow with a message naming the
-key, the problem and the fix. This page is generated from `config/schemas/config.schema.yaml`
+key, the problem and the fix. This page is generated from `workflow/schemas/config.schema.yaml`
 (`python -m mnist_speedup.config.doc > config/README.md`); a test keeps the two in step.
 
 | key | type | default | meaning | example |
@@ -75,7 +74,7 @@ def render(schema: dict) -> str:
 
 
 def main() -> None:
-    sys.stdout.write(render(yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))))
+    sys.stdout.write(render(yaml.safe_load(config_schema.PATH.read_text(encoding="utf-8"))))
 
 
 if __name__ == "__main__":

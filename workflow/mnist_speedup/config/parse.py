@@ -3,7 +3,7 @@
 :func:`parse` is the one entry: the config files are read for what a
 merged config hides (a key written twice, ``devices: {}``); ``--config``
 text becomes the schema's types (:func:`prepare`); the schema
-(``config/schemas/config.schema.yaml``) checks every type, range and
+(``workflow/schemas/config.schema.yaml``) checks every type, range and
 uniqueness and fills in the defaults; then :func:`check` resolves
 ``devices: auto`` and checks what spans several keys. Every problem is a
 :class:`ConfigError` whose message names the key, what is wrong, and how
@@ -108,11 +108,12 @@ def _check_label_set(key: str, labels) -> None:
         seen[label.lower()] = label
 
 
-def prepare(config: dict, command_line: dict | None, schema_path) -> dict:
-    """Before the schema's defaults: ``devices=`` on the command line
-    replaces the file's devices, text from ``--config`` (and whole-number
-    floats) become the type the schema asks for, labels are checked, and a
-    schema violation is reported in the project's words (key, problem, fix)."""
+def prepare(config: dict, command_line: dict | None, schema_path, defaults: bool = False) -> dict:
+    """The schema's one check: ``devices=`` on the command line replaces the
+    file's devices, text from ``--config`` (and whole-number floats) become
+    the type the schema asks for, labels are checked, and a schema violation
+    is reported in the project's words (key, problem, fix); then, with
+    ``defaults``, the schema's defaults are filled in."""
     from mnist_speedup.config import sources as configinput
 
     schema = with_frameworks(yaml.safe_load(Path(schema_path).read_text(encoding="utf-8")))
@@ -122,17 +123,16 @@ def prepare(config: dict, command_line: dict | None, schema_path) -> dict:
     problem = configinput.schema_problem(config, schema)
     if problem:
         raise ConfigError(problem)
+    if defaults:
+        configinput.fill_defaults(config, schema)
     return config
 
 
 def parse(config: dict, command_line: dict | None, schema_path, config_files=(), gpus=None) -> dict:
     """The whole check of a config, in place; returns it with defaults
     filled in and ``devices`` resolved."""
-    from snakemake.utils import validate
-
     check_files(config_files)
-    prepare(config, command_line, schema_path)
-    validate(config, str(schema_path))
+    prepare(config, command_line, schema_path, defaults=True)
     return check(config, gpus=gpus)
 
 

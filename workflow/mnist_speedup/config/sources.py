@@ -13,6 +13,7 @@ project's own words, naming the key and the fix.
 
 from __future__ import annotations
 
+import copy
 import re
 
 import jsonschema
@@ -136,6 +137,20 @@ def _innermost(error):
             break
         error = jsonschema.exceptions.best_match(inside)
     return error
+
+
+def fill_defaults(instance, schema: dict) -> None:
+    """Set the schema's defaults in ``instance``, in place, where a key is absent, at every depth of
+    ``properties`` (the schema has defaults nowhere else). No second validation: :func:`schema_problem`
+    checked the config once already, where Snakemake's ``validate`` would check it again
+    (tests/test_config_errors.py compares the two on every kept config)."""
+    if not isinstance(instance, dict):
+        return
+    for key, sub in schema.get("properties", {}).items():
+        if "default" in sub:
+            instance.setdefault(key, copy.deepcopy(sub["default"]))
+        if key in instance:
+            fill_defaults(instance[key], sub)
 
 
 def schema_problem(config: dict, schema: dict) -> str | None:

@@ -40,9 +40,9 @@ from mnist_speedup.records import attempts, bundle, calibration
 from mnist_speedup.records import run_record as records
 from mnist_speedup.report import markdown
 from mnist_speedup.report.format import esc
+from mnist_speedup.spec import schema
 
 ROOT = Path(__file__).resolve().parents[3]
-SCHEMA = ROOT / "config" / "schemas" / "config.schema.yaml"
 REPORT = "partial-report.md"
 
 
@@ -50,7 +50,7 @@ def load_config(path) -> dict:
     """The experiment's config as the workflow reads it: the default config, then ``path``, checked."""
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
     config.update(yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {})
-    return config_check.parse(config, None, SCHEMA, gpus=[])
+    return config_check.parse(config, None, schema.PATH, gpus=[])
 
 
 def write_bundle(results_dir: Path, out_dir: Path, config: dict, runs: list[Path]) -> Path | None:

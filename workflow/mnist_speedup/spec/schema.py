@@ -1,7 +1,7 @@
 """The configuration schema, read once: the only home of every default.
 
-``config/schemas/config.schema.yaml`` gives each key its type, range and
-default. Code that needs a default (the figure's size, the target
+``workflow/schemas/config.schema.yaml`` (the catalogue's place, beside the
+rules) gives each key its type, range and default. Code that needs a default (the figure's size, the target
 accuracy, a run's ``step_samples``) asks here instead of writing it again.
 """
 
@@ -14,7 +14,7 @@ import yaml
 
 from mnist_speedup.spec import frameworks
 
-PATH = Path(__file__).resolve().parents[3] / "config" / "schemas" / "config.schema.yaml"
+PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 
 
 @functools.cache
