@@ -60,7 +60,7 @@ python3 -m snakemake all bundle --cores "$(nproc)" --rerun-incomplete --configfi
   --config "mirrors=[\"$mnist\"]" "time_budget_s=$budget" &
 workflow=$!
 # every run as it lands: a verified partial bundle and a partial report in OUT, until the workflow ends
-python3 -m mnist_speedup.report.partial "$results" "$out" --config "$config" --while-pid $workflow &
+python3 -m mnist_speedup.partial "$results" "$out" --config "$config" --while-pid $workflow &
 watcher=$!
 rc=0
 wait $workflow || rc=$?

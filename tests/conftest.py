@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
@@ -387,6 +388,21 @@ def crafted_tables(folder: Path, records, baseline="cpu", target=0.95, prices=No
     summary = summary.merge(per_run, on=["workload", "device", "batch_size", "seed"])
     table = tta.table(summary, per_run, base, target, prices)
     return summary, speedup, table, curves
+
+
+def report_tables(summary, speedup, tta_table, baseline="cpu", target=0.95):
+    """The report's tables from crafted_tables' parts: the drift and every derived table computed as the
+    aggregation computes them (analysis/tables.py `derived`), none while rendering."""
+    from mnist_speedup import words
+    from mnist_speedup.analysis import drift, tables
+    from mnist_speedup.report import markdown
+
+    empty = pd.DataFrame()
+    curves = pd.DataFrame(columns=["workload", "device", "batch_size", "epoch", "cumulative_s", "val_accuracy"])
+    made = {"summary": summary, "speedup": speedup, "time_to_accuracy": tta_table, "best_against_best": empty,
+            "drift": drift.table(summary), "time_budget": empty, "curves": curves}  # fmt: skip
+    made |= tables.derived(made, baseline, tables.Settings(baseline, target, 0.005), words.CI_LEVEL)
+    return markdown.Tables.of(made)
 
 
 @pytest.fixture(autouse=True)

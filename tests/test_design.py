@@ -9,9 +9,8 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from conftest import crafted_tables, make_record, write_records
+from conftest import crafted_tables, make_record, report_tables, write_records
 from mnist_speedup.analysis import aggregate, checks, drift, stats
-from mnist_speedup.report import markdown
 
 
 def test_paired_fieller_against_hand_computation():
@@ -157,7 +156,7 @@ def _report_tables(tmp_path, per_call_s):
     for r in recs:
         r["loop"]["calls_per_epoch"], r["loop"]["steps_per_call"] = 10, r["steps_per_epoch"] // 10
     summary, speedup, table, _ = crafted_tables(tmp_path, recs)
-    return markdown.Tables(summary, speedup, table, pd.DataFrame(), drift.table(summary))
+    return report_tables(summary, speedup, table, "cpu", 0.95)
 
 
 def test_host_overhead_warning_above_ten_percent_only(tmp_path):

@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 from conftest import crafted_tables, make_record
-from mnist_speedup.analysis import aggregate, tta
+from mnist_speedup.analysis import tta
 from mnist_speedup.report import figure
+from mnist_speedup.spec.devices import labels_of
 
 
 def records(devices, seeds, batch_sizes=(100, 500), spread=0.01):
@@ -24,7 +25,7 @@ def records(devices, seeds, batch_sizes=(100, 500), spread=0.01):
 def draw(tmp_path, devices, seeds, **kw):
     summary, speedup, _, curves = crafted_tables(tmp_path, records(devices, seeds, **kw), baseline="cpu", target=0.9)
     fig = figure.draw(summary, speedup, "cpu", {"formats": ["png"]}, tta.mean_curves(curves), 0.9,
-                      aggregate.device_labels(summary))  # fmt: skip
+                      labels_of(summary))  # fmt: skip
     return fig, summary, speedup
 
 

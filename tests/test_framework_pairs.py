@@ -1,11 +1,9 @@
 """Frameworks side by side (issue 38.5): every pair of frameworks on the same hardware and precision,
 with a paired interval and parity, in the report and in a figure."""
 
-import pandas as pd
-
-from conftest import crafted_tables, make_record
-from mnist_speedup.analysis import drift
+from conftest import crafted_tables, make_record, report_tables
 from mnist_speedup.analysis import frameworks as pairs_of
+from mnist_speedup.analysis import placing
 from mnist_speedup.report import figure, framework_figure, markdown
 
 TIMES = {"tensorflow": 2.0, "jax": 1.6, "pytorch": 2.5}
@@ -24,7 +22,7 @@ def _records(**extra):
 
 def test_every_pair_of_frameworks_gets_a_paired_bounded_interval_and_parity(tmp_path):
     summary, _, _, _ = crafted_tables(tmp_path, _records(), target=0.5)
-    assert pairs_of.groups(summary) == [["cpu", "cpu-jax", "cpu-pt"]]
+    assert placing.groups(summary) == [["cpu", "cpu-jax", "cpu-pt"]]
     pairs = pairs_of.pairs(summary, 0.5, 0.005).set_index(["first", "second"])
     assert sorted(pairs.index) == [("cpu", "cpu-jax"), ("cpu", "cpu-pt"), ("cpu-jax", "cpu-pt")]
     row = pairs.loc[("cpu-jax", "cpu-pt")]
@@ -38,12 +36,12 @@ def test_other_hardware_or_precision_is_no_pair(tmp_path):
         if r["device"] == "cpu-pt":
             r["device_spec"]["threads"] = 1
     summary, _, _, _ = crafted_tables(tmp_path, recs, target=0.5)
-    assert pairs_of.groups(summary) == [["cpu", "cpu-jax"]]
+    assert placing.groups(summary) == [["cpu", "cpu-jax"]]
 
 
 def test_the_report_compares_the_frameworks_and_the_figure_draws_them_side_by_side(tmp_path):
     summary, speedup, table, _ = crafted_tables(tmp_path, _records(), target=0.5)
-    tables = markdown.Tables(summary, speedup, table, pd.DataFrame(), drift.table(summary))
+    tables = report_tables(summary, speedup, table, "cpu", 0.5)
     text = markdown.render(
         markdown.Report(tables, "cpu", {"target_accuracy": 0.5}, {"speedup": [], "timeline": []}, {})
     )
@@ -97,7 +95,7 @@ def test_each_framework_s_gpu_is_compared_with_its_own_cpu(tmp_path):
     assert list(within.index) == ["gpu-jax", "gpu-pytorch"] and list(within["first"]) == ["cpu-jax", "cpu-pytorch"]
     assert abs(within.loc["gpu-pytorch", "speedup"] - 30.0) < 0.5 and abs(within.loc["gpu-jax", "speedup"] - 40) < 1
     assert all(within.low < within.speedup) and all(within.speedup < within.high) and all(within.parity == "PASS")
-    tables = markdown.Tables(summary, speedup, table, pd.DataFrame(), drift.table(summary))
+    tables = report_tables(summary, speedup, table, "cpu-jax", 0.5)
     text = markdown.render(markdown.Report(tables, "cpu-jax", {"target_accuracy": 0.5}, {}, {}))
     section = text[text.index("## Speedup within each framework") : text.index("## Frameworks on the same hardware")]
     assert "| 100 | PyTorch | gpu-pytorch (H100, PyTorch) over cpu-pytorch (16 threads, PyTorch) | 30.00× |" in section

@@ -99,3 +99,34 @@ def test_the_scheduling_order_names_test_files_that_exist():
     import scheduling
 
     assert [n for n in scheduling.LONGEST_FIRST if not (ROOT / "tests" / n).is_file()] == []
+
+
+#: the analysis modules that compute a statistic (an interval, a mean, a test, a regression, a verdict)
+STATISTICS = {"aggregate", "compare", "drift", "frameworks", "parity", "replication", "scaling", "stats", "summary",
+              "tables", "tta", "twins"}  # fmt: skip
+
+
+def _imported_analysis_modules(path) -> set[str]:
+    """The ``mnist_speedup.analysis`` modules a file imports, at any place in it."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module == "mnist_speedup.analysis":
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mnist_speedup.analysis."):
+            found.add(node.module.split(".")[2])
+        elif isinstance(node, ast.Import):
+            found |= {a.name.split(".")[2] for a in node.names if a.name.startswith("mnist_speedup.analysis.")}
+    return found
+
+
+def test_the_report_and_the_figures_compute_no_statistic():
+    """House 4 (4): every number the report, the figures and the HTML page show comes from a table the
+    aggregate rule writes; report/ renders (it may read the checks' thresholds and where runs stand,
+    analysis/checks.py and analysis/placing.py, which compute no interval). Planted once: the framework
+    pairs computed again in report/sections/frameworks.py failed here."""
+    files = [*(ROOT / "workflow" / "mnist_speedup" / "report").rglob("*.py"),
+             ROOT / "workflow" / "scripts" / "report.py", ROOT / "workflow" / "scripts" / "figure.py"]  # fmt: skip
+    offending = {str(p.relative_to(ROOT)): sorted(_imported_analysis_modules(p) & STATISTICS) for p in files}
+    assert {k: v for k, v in offending.items() if v} == {}

@@ -6,8 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import ROOT, crafted_tables, make_record
-from mnist_speedup.analysis import drift
+from conftest import ROOT, crafted_tables, make_record, report_tables
 from mnist_speedup.report import drawings, figure, markdown, outputs
 from mnist_speedup.report.sections import figures as figures_section
 from mnist_speedup.spec import workloads
@@ -16,7 +15,7 @@ from mnist_speedup.spec import workloads
 def _report(tmp_path, figures):
     recs = [make_record(d, 100, s, threads=t) for d, t in (("cpu", 2), ("cpu1", 1)) for s in (1, 2)]
     summary, speedup, table, _ = crafted_tables(tmp_path, recs)
-    tables = markdown.Tables(summary, speedup, table, pd.DataFrame(), drift.table(summary))
+    tables = report_tables(summary, speedup, table, "cpu", 0.95)
     return markdown.Report(tables, "cpu", {}, figures, {})
 
 

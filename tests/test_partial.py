@@ -1,5 +1,5 @@
 """Issue 39 (3): nothing lost. While a call runs, a verified partial bundle and a partial report are
-rewritten after each run lands; a failed write keeps the previous ones (report/partial.py)."""
+rewritten after each run lands; a failed write keeps the previous ones (mnist_speedup/partial.py)."""
 
 import json
 import os
@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 from conftest import ROOT, make_calibration, make_record, write_calibration, write_records
+from mnist_speedup import partial
 from mnist_speedup.records import attempts, bundle
-from mnist_speedup.report import partial
 from mnist_speedup.spec import run
 
 CONFIG = {"experiment": "gpu", "baseline": "cpu", "target_accuracy": 0.5, "parity_margin": 0.005,
@@ -78,7 +78,7 @@ def test_it_watches_while_a_process_runs_and_stops_after_it(tmp_path):
     cfg.write_text(json.dumps({"experiment": "gpu", "devices": CONFIG["devices"], "baseline": "cpu"}))
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3)"])
     env = {**os.environ, "PYTHONPATH": str(ROOT / "workflow")}
-    watcher = subprocess.Popen([sys.executable, "-m", "mnist_speedup.report.partial", str(results), str(out),
+    watcher = subprocess.Popen([sys.executable, "-m", "mnist_speedup.partial", str(results), str(out),
                                 "--config", str(cfg), "--every", "0.2", "--while-pid", str(sleeper.pid)],
                                env=env, stderr=subprocess.PIPE, text=True)  # fmt: skip
     landed(results, block(2))

@@ -136,10 +136,8 @@ def test_copies_and_genuine_duplicates_get_different_messages(tmp_path):
 
 
 def test_text_from_other_machines_is_escaped_in_the_report(tmp_path):
-    import pandas as pd
 
-    from conftest import crafted_tables
-    from mnist_speedup.analysis import drift
+    from conftest import crafted_tables, report_tables
     from mnist_speedup.report import markdown
 
     evil = "<script>alert(1)</script>|x"
@@ -147,7 +145,7 @@ def test_text_from_other_machines_is_escaped_in_the_report(tmp_path):
     recs += [make_record("cpu1", 100, s, environment={"hostname": "box", "machine_id": "m2", "cpu_model": evil,
                                                       "tensorflow": evil}) for s in (1, 2, 3)]  # fmt: skip
     summary, speedup, table, _ = crafted_tables(tmp_path, recs)
-    tables = markdown.Tables(summary, speedup, table, pd.DataFrame(), drift.table(summary))
+    tables = report_tables(summary, speedup, table, "cpu", 0.95)
     text = markdown.render(
         markdown.Report(tables, "cpu", {}, {"speedup": [], "timeline": []}, {"cpu1": {"cpu_model": evil}})
     )

@@ -239,14 +239,12 @@ def test_every_form_of_a_password_is_masked_in_logged_text(password):
 
 
 def test_a_single_device_report_says_what_it_can_and_cannot_tell(tmp_path):
-    import pandas as pd
 
-    from conftest import crafted_tables
-    from mnist_speedup.analysis import drift
+    from conftest import crafted_tables, report_tables
     from mnist_speedup.report import markdown
 
     summary, speedup, table, _ = crafted_tables(tmp_path, [make_record("cpu", 100, s) for s in (1, 2, 3)])
-    tables = markdown.Tables(summary, speedup, table, pd.DataFrame(), drift.table(summary))
+    tables = report_tables(summary, speedup, table, "cpu", 0.95)
     text = markdown.render(markdown.Report(tables, "cpu", {}, {"speedup": [], "timeline": []}, {}))
     assert "**Only cpu (2 threads) was run, so there is no speedup" in text
     assert "3 runs on 1 device." in text and "1 devices" not in text

@@ -2,10 +2,7 @@
 and the article's batch size, counts in words with their plural, empty columns left out with a note,
 and the loops timed said once each."""
 
-import pandas as pd
-
-from conftest import crafted_tables, make_record
-from mnist_speedup.analysis import drift
+from conftest import crafted_tables, make_record, report_tables
 from mnist_speedup.report import markdown
 from mnist_speedup.report.sections import header, headline
 
@@ -24,7 +21,7 @@ def _report(tmp_path, seeds=(1, 2, 3), batch_sizes=(100, 500), loops=None, workl
                                      workload=workload, workload_spec=spec,
                                      loop={"description": (loops or {}).get(batch, "one call")})]  # fmt: skip
     summary, speedup, table, _ = crafted_tables(tmp_path, recs)
-    return markdown.Report(markdown.Tables(summary, speedup, table, pd.DataFrame(), drift.table(summary)), "cpu", {},
+    return markdown.Report(report_tables(summary, speedup, table, "cpu", 0.95), "cpu", {},
                            {"speedup": [], "timeline": []}, {})  # fmt: skip
 
 

@@ -11,6 +11,7 @@ from mnist_speedup.analysis import aggregate, scaling
 from mnist_speedup.config import parse as config_check
 from mnist_speedup.records import run_record as records
 from mnist_speedup.records import seal
+from mnist_speedup.report import crossover
 
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
 BASE = {
@@ -128,7 +129,7 @@ def _rows(points):
 
 def test_faster_from_a_size_up():
     rows = _rows([(1e6, 0.9, 1.1), (3e6, 0.95, 1.2), (12e6, 1.3, 1.5), (50e6, 1.7, 2.1)])
-    assert scaling.crossover(rows, "cpu", "cpu1") == (
+    assert crossover.crossover(rows, "cpu", "cpu1") == (
         "cpu and cpu1 cannot be told apart up to 3 MFLOP per step; "
         "cpu is faster than cpu1 from 12 MFLOP per step up (1.40×-1.90×)."
     )
@@ -136,7 +137,7 @@ def test_faster_from_a_size_up():
 
 def test_slower_up_to_a_size():
     rows = _rows([(1e6, 0.5, 0.7), (2e6, 0.6, 0.8), (40e6, 0.9, 1.3)])
-    assert scaling.crossover(rows, "gpu", "cpu") == (
+    assert crossover.crossover(rows, "gpu", "cpu") == (
         "gpu is slower than cpu up to 2 MFLOP per step (0.60×-0.70×); from 40 MFLOP per step up they cannot be "
         "told apart."
     )
@@ -144,25 +145,25 @@ def test_slower_up_to_a_size():
 
 def test_never_told_apart():
     rows = _rows([(1e6, 0.9, 1.1), (1e9, 0.8, 1.3)])
-    assert scaling.crossover(rows, "gpu", "cpu") == (
+    assert crossover.crossover(rows, "gpu", "cpu") == (
         "gpu and cpu cannot be told apart at any of these sizes (1 MFLOP to 1 GFLOP per step)."
     )
 
 
 def test_both_slower_then_faster():
     rows = _rows([(1e6, 0.4, 0.6), (5e6, 0.8, 1.2), (2e9, 3.0, 5.0), (8e9, 6.0, 10.0)])
-    assert scaling.crossover(rows, "gpu", "cpu") == (
+    assert crossover.crossover(rows, "gpu", "cpu") == (
         "gpu is slower than cpu up to 1 MFLOP per step (0.50×); at 5 MFLOP per step they cannot be told apart; "
         "gpu is faster than cpu from 2 GFLOP per step up (4.00×-8.00×)."
     )
 
 
 def test_faster_everywhere_and_no_interval():
-    assert scaling.crossover(_rows([(1e6, 2.0, 3.0), (1e8, 4.0, 6.0)]), "gpu", "cpu") == (
+    assert crossover.crossover(_rows([(1e6, 2.0, 3.0), (1e8, 4.0, 6.0)]), "gpu", "cpu") == (
         "gpu is faster than cpu at all 2 sizes, 1 MFLOP to 100 MFLOP per step (2.50×-5.00×)."
     )
     unknown = _rows([(1e6, float("nan"), float("nan"))])
-    assert "have no interval at any of these sizes" in scaling.crossover(unknown, "gpu", "cpu")
+    assert "have no interval at any of these sizes" in crossover.crossover(unknown, "gpu", "cpu")
 
 
 # ------------------------------------------------------------ the geometric mean
@@ -206,15 +207,15 @@ def test_geometric_mean_interval_covers_the_truth():
 @pytest.mark.parametrize(
     "low, high, side",
     [
-        (0.85, 0.95, scaling.BELOW),
-        (1.01, 1.2, scaling.ABOVE),
-        (1.0, 1.2, scaling.APART),
-        (0.8, 1.0, scaling.APART),
-        (float("nan"), 2.0, scaling.UNKNOWN),
+        (0.85, 0.95, crossover.BELOW),
+        (1.01, 1.2, crossover.ABOVE),
+        (1.0, 1.2, crossover.APART),
+        (0.8, 1.0, crossover.APART),
+        (float("nan"), 2.0, crossover.UNKNOWN),
     ],
 )
 def test_an_interval_is_above_or_below_1_only_wholly(low, high, side):
-    assert scaling.side(low, high) == side
+    assert crossover.side(low, high) == side
 
 
 def test_the_unpaired_log_ratio_has_welchs_degrees_of_freedom_by_hand():

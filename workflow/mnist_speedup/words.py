@@ -1,4 +1,5 @@
-"""How the report says a configured fraction: with the digits it needs."""
+"""How the report says a configured fraction (with the digits it needs) and an interval's level: words only,
+which the report and the figures may import (they compute no statistic)."""
 
 from __future__ import annotations
 
@@ -11,3 +12,12 @@ def percent(fraction: float) -> str:
         if abs(float(text) - fraction * 100) < 1e-9:
             return f"{text}%"
     return f"{fraction * 100:.4f}%"
+
+
+#: the confidence level of every interval unless replication widens it
+CI_LEVEL = 0.95
+
+
+def ci_name(level: float) -> str:
+    """``95% CI``, ``97% CI``: derived from the level, never parsed from text."""
+    return f"{percent(level)} CI"

@@ -55,6 +55,9 @@ rule aggregate:
         parity_margin=config["parity_margin"],
         replication=bool(REPLICATION),
         prices=device_prices(),
+        replication_target=REPLICATION,
+        devices_auto=bool(config.get("_auto_devices")),
+        no_gpu_reason=config.get("_no_gpu_reason"),
         code=AGGREGATE_CODE_DIGEST,
     script:
         "../scripts/aggregate.py"
@@ -64,7 +67,8 @@ rule figure:
     input:
         summary=f"{RESULTS}/summary.csv",
         speedup=f"{RESULTS}/speedup.csv",
-        curves=f"{RESULTS}/curves.csv",
+        mean_curves=f"{RESULTS}/mean_curves.csv",
+        baseline=f"{RESULTS}/baseline.csv",
     output:
         **figure_outputs(),
     log:
@@ -75,7 +79,6 @@ rule figure:
     resources:
         timing_slot=1,  # nothing runs beside a timing job
     params:
-        baseline=BASELINE,
         figure=configinput.canonical(config["figure"]),
         target=config["target_accuracy"],
         main_workload=MAIN_WORKLOAD,
@@ -87,13 +90,7 @@ rule figure:
 rule report_markdown:
     input:
         **figure_inputs(),
-        summary=f"{RESULTS}/summary.csv",
-        speedup=f"{RESULTS}/speedup.csv",
-        time_to_accuracy=f"{RESULTS}/time_to_accuracy.csv",
-        best_against_best=f"{RESULTS}/best_against_best.csv",
-        drift=f"{RESULTS}/drift.csv",
-        time_budget=f"{RESULTS}/time_budget.csv",
-        replication=replication_files,
+        **{name: f"{RESULTS}/{name}.csv" for name in outputs.REPORT_TABLES},
     output:
         markdown=f"{RESULTS}/report.md",
         findings=report(
@@ -109,11 +106,9 @@ rule report_markdown:
     resources:
         timing_slot=1,  # nothing runs beside a timing job
     params:
-        baseline=BASELINE,
         config=report_config(),
         main_workload=MAIN_WORKLOAD,
         figures=[f.name for f in FIGURES],
-        replication=REPLICATION,
         code=REPORT_CODE_DIGEST,
     script:
         "../scripts/report.py"

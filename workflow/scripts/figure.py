@@ -6,16 +6,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
 import pandas as pd
 
-from mnist_speedup.analysis import aggregate, tta
 from mnist_speedup.report import drawings, figure, outputs
 from mnist_speedup.rulescript import logged
+from mnist_speedup.spec import devices
 
 with logged(snakemake) as log:
     summary = pd.read_csv(snakemake.input.summary)
     speedup = pd.read_csv(snakemake.input.speedup)
-    curves = tta.mean_curves(pd.read_csv(snakemake.input.curves))
-    baseline = aggregate.baseline_device(summary, snakemake.params.baseline)
-    labels = aggregate.device_labels(summary)
+    curves = pd.read_csv(snakemake.input.mean_curves)  # the aggregation's means over seeds
+    baseline = pd.read_csv(snakemake.input.baseline).baseline.iloc[0]  # resolved once, by the aggregation
+    labels = devices.labels_of(summary)
     drawing = drawings.Drawing(
         summary=summary,
         speedup=speedup,

@@ -156,11 +156,6 @@ def baseline_device(df: pd.DataFrame, baseline_label: str) -> str:
     return local.device.iloc[0]
 
 
-def device_labels(df: pd.DataFrame) -> dict[str, str]:
-    """Each device with what it is: ``cpu (2 threads)``, ``gpu (NVIDIA H100)``."""
-    return {device: devices.label(runs.iloc[0]) for device, runs in df.groupby("device")}
-
-
 # ------------------------------------------------------------ like with like
 
 

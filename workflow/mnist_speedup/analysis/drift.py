@@ -16,14 +16,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from mnist_speedup.analysis import placing
 from mnist_speedup.analysis.stats import CI_LEVEL
-
-
-def start_seconds(summary: pd.DataFrame) -> pd.Series:
-    """Seconds of each run's start since the first run of its machine."""
-    started = pd.to_datetime(summary.started_at, utc=True, format="ISO8601")
-    first = started.groupby(summary.machine_key).transform("min")
-    return (started - first).dt.total_seconds()
 
 
 def relative_change(x, y, level: float = CI_LEVEL) -> tuple[float, float, float]:
@@ -44,7 +38,7 @@ def relative_change(x, y, level: float = CI_LEVEL) -> tuple[float, float, float]
 def table(summary: pd.DataFrame) -> pd.DataFrame:
     """Per workload, batch size and device: drift of the epoch time and of the
     probed device rate over the run."""
-    df = summary.assign(start_s=start_seconds(summary))
+    df = summary.assign(start_s=placing.start_seconds(summary))
     rows = []
     for (workload, bs, device), runs in df.groupby(["workload", "batch_size", "device"], sort=True):
         change, low, high = relative_change(runs.start_s, runs.steady_epoch_mean_s)

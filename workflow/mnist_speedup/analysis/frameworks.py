@@ -8,28 +8,12 @@ import itertools
 
 import pandas as pd
 
-from mnist_speedup.analysis import compare, parity
+from mnist_speedup.analysis import compare, parity, placing
 from mnist_speedup.spec import frameworks
 from mnist_speedup.spec.run import SETTING
 
-#: what makes two devices the same hardware
-HARDWARE = ("machine_key", "device_type", "threads", "gpu_index")
 COLUMNS = [*SETTING, "first", "second", "first_framework", "second_framework", "speedup", "low", "high", "level",
            "method", "note", "parity", "parity_reason"]  # fmt: skip
-
-
-def groups(summary: pd.DataFrame) -> list[list[str]]:
-    """The devices of each hardware and precision that ran in two or more frameworks, the article's
-    framework first."""
-    first = summary.drop_duplicates("device").assign(
-        fw=lambda d: d.get("framework", pd.Series(dtype=object)).map(frameworks.named)
-    )
-    keys = [k for k in (*HARDWARE, "precision") if k in first]
-    out = []
-    for _, rows in first.groupby(keys, dropna=False, sort=True):
-        if rows.fw.nunique() > 1:
-            out.append([d for _, d in sorted(zip(rows.fw.map(frameworks.order), rows.device))])
-    return out
 
 
 def _framework_of(summary: pd.DataFrame) -> dict[str, str]:
@@ -54,7 +38,7 @@ def pairs(summary: pd.DataFrame, target: float, margin: float) -> pd.DataFrame:
     """One row per pair of devices in a group, workload and batch size: how many times as fast the second
     trained as the first per epoch (mean(T_first) / mean(T_second)), its interval, and parity."""
     rows, fw = [], _framework_of(summary)
-    for devices in groups(summary):
+    for devices in placing.groups(summary):
         for a, b in itertools.combinations(devices, 2):
             if fw[a] != fw[b]:
                 rows += _rows(summary, a, b, fw, target, margin)
@@ -71,7 +55,7 @@ def within(summary: pd.DataFrame, baseline: str, target: float, margin: float) -
     same host's CPU in JAX, and in PyTorch against its CPU in PyTorch). Same columns as :func:`pairs`;
     empty where no framework but the baseline's has such a device (the speedup table says it all then)."""
     first = summary.drop_duplicates("device").set_index("device")
-    keys = [k for k in (*HARDWARE, "precision") if k in first]
+    keys = [k for k in (*placing.HARDWARE, "precision") if k in first]
     fw = _framework_of(summary)
     home = _hardware(first.loc[baseline], keys)
     rows = []

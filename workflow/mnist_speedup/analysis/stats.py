@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mnist_speedup.words import percent
+from mnist_speedup.words import CI_LEVEL, ci_name, percent
 
 
 def _t_quantile(q: float, df: float) -> float:
@@ -34,7 +34,6 @@ def _t_quantile(q: float, df: float) -> float:
 #: the methods, their level filled in from the Ratio (``Ratio.method_words``)
 CI_METHOD = "Fieller {level} CI for a ratio of independent means (Welch-Satterthwaite df)"
 PAIRED_METHOD = "Fieller {level} CI for a ratio of paired means (blocks; n - 1 df)"
-CI_LEVEL = 0.95
 #: how a method reads when its interval was computed at another level than CI_LEVEL
 WIDENED = " (widened for replication's stopping rule)"
 
@@ -85,10 +84,6 @@ class Ratio:
         interval scales with it, nothing is re-derived."""
         return Ratio(self.estimate * factor, self.low * factor, self.high * factor, self.df, self.method, self.reason,
                      self.level)  # fmt: skip
-
-
-def ci_name(level: float) -> str:
-    return f"{percent(level)} CI"
 
 
 def _roots(a_coef: float, b_coef: float, c_coef: float, s: float, df: float, method: str, level: float):

@@ -1,11 +1,15 @@
 """Every table of the report from the run records: the aggregate rule's work, and a partial
-report's while a call still runs (report/partial.py), through the same code."""
+report's while a call still runs (mnist_speedup/partial.py), through the same code."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
-from mnist_speedup.analysis import aggregate, drift, parity, replication, stats, tta
+import pandas as pd
+
+from mnist_speedup.analysis import aggregate, checks, drift, parity, replication, scaling, stats, tta, twins
+from mnist_speedup.analysis import frameworks as pairs_of
 from mnist_speedup.spec import run
 
 
@@ -18,11 +22,17 @@ class Settings:
     parity_margin: float
     replication: bool = False
     prices: dict = field(default_factory=dict)
+    #: whether the devices were found by `devices: auto`, and why no GPU was (config/sources.py's `shown`)
+    devices_auto: bool = False
+    no_gpu_reason: str | None = None
+    #: with replication, its target: {"ci_half_width": ..., "max_seeds": ...} (None: replication off)
+    replication_target: dict | None = None
 
 
-def make(runs, settings: Settings, extra_runs=(), calibration_files=(), cut=()) -> dict:
+def make(runs, settings: Settings, extra_runs=(), calibration_files=(), cut=(), measured_round=None) -> dict:
     """{table name: DataFrame} for every table in report/outputs.py's registry (``runs``: this machine's
-    records; ``cut``: the attempts of its runs the time budget cut, records/attempts.py)."""
+    records; ``cut``: the attempts of its runs the time budget cut, records/attempts.py;
+    ``measured_round``: with replication, the last round's measurement, analysis/replication.py)."""
     summary, curves = aggregate.load_runs(runs, extra_runs, calibration_files, len(cut))
     baseline = aggregate.baseline_device(summary, settings.baseline)
     aggregate.check_like_with_like(summary, baseline)
@@ -34,7 +44,7 @@ def make(runs, settings: Settings, extra_runs=(), calibration_files=(), cut=()) 
     tta_table = tta.table(summary, per_run, baseline, settings.target_accuracy, settings.prices)
     verdicts = parity.table(summary, baseline, settings.target_accuracy, settings.parity_margin)
     speedup, tta_table = parity.apply(speedup, tta_table, verdicts)
-    return {
+    made = {
         "summary": summary,
         "speedup": speedup,
         "time_to_accuracy": tta_table,
@@ -42,4 +52,28 @@ def make(runs, settings: Settings, extra_runs=(), calibration_files=(), cut=()) 
         "curves": curves,
         "drift": drift.table(summary),
         "time_budget": aggregate.cut_runs(list(cut)),
+    }
+    stop = None
+    if settings.replication_target and measured_round:
+        target = settings.replication_target
+        stop = replication.reason(measured_round, target["ci_half_width"], target["max_seeds"])
+    made["replication"] = pd.DataFrame({"stop_reason": [stop] if stop else []})
+    return made | derived(made, baseline, settings, level)
+
+
+def derived(made: dict, baseline: str, settings: Settings, level: float) -> dict:
+    """The numbers the report shows beyond the main tables, each computed here once (never while
+    rendering): framework pairs, each framework's own speedup, twin speedups, the geometric means
+    across workloads, the warnings, the seeds' mean learning curves, and which device is the baseline."""
+    summary, margin = made["summary"], settings.parity_margin
+    shown = {"devices_auto": settings.devices_auto, "no_gpu_reason": settings.no_gpu_reason}
+    found = checks.warnings(SimpleNamespace(**made), baseline, shown)
+    return {
+        "framework_pairs": pairs_of.pairs(summary, settings.target_accuracy, margin),
+        "within_framework": pairs_of.within(summary, baseline, settings.target_accuracy, margin),
+        "twins": twins.table(summary),
+        "geometric_means": scaling.geometric_mean(summary, baseline, level),
+        "warnings": pd.DataFrame({"warning": found}, columns=["warning"]),
+        "mean_curves": tta.mean_curves(made["curves"]),
+        "baseline": pd.DataFrame({"baseline": [baseline]}),
     }

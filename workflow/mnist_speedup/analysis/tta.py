@@ -23,11 +23,6 @@ from mnist_speedup.analysis import compare, stats
 from mnist_speedup.spec.run import RUN_KEY, SETTING
 from mnist_speedup.words import percent
 
-BEST_CAVEAT = (
-    "Each device's best batch size was chosen from these same runs, so this interval is optimistic "
-    "(selection is not accounted for)."
-)
-
 
 def time_to_target(epoch_s, val_accuracy, target: float) -> tuple[bool, int | None, float | None]:
     """(reached, epochs to target, seconds to target) of one run."""

@@ -29,9 +29,9 @@ from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 from mnist_speedup import atomic  # noqa: E402
-from mnist_speedup.analysis import checks, stats
+from mnist_speedup.analysis import checks, placing  # noqa: E402
 from mnist_speedup.spec import schema, workloads
-from mnist_speedup.words import percent
+from mnist_speedup.words import CI_LEVEL, ci_name, percent
 
 RC = {
     "font.size": 8,
@@ -165,7 +165,7 @@ def _convergence(ax, curves: pd.DataFrame | None, devices, colours, batch_sizes,
 def _interval_name(speedup: pd.DataFrame) -> str:
     """``95% CI``, or the level replication widened the speedups' intervals to."""
     level = speedup.get("ci_level", pd.Series(dtype=float)).max()
-    return stats.ci_name(level if level == level else stats.CI_LEVEL)
+    return ci_name(level if level == level else CI_LEVEL)
 
 
 def _legend(fig, devices, colours, names, batch_sizes, target, interval: str) -> None:
@@ -232,11 +232,10 @@ def draw(
 def draw_timeline(summary: pd.DataFrame, baseline: str, options: dict | None = None, labels: dict | None = None):
     """Every run's steady-state epoch time against its start in the
     workflow run (minutes), by device and batch size; calibrations shaded."""
-    from mnist_speedup.analysis.drift import start_seconds
 
     opts = {**schema.defaults("figure"), **(options or {})}
     devices, colours, names = _setup(summary, baseline, opts, labels)
-    df = summary.assign(start_min=start_seconds(summary) / 60)
+    df = summary.assign(start_min=placing.start_seconds(summary) / 60)
     several = df.workload.nunique() > 1
     settings = sorted(set(zip(df.workload, df.batch_size)))  # one marker per workload and batch size
     markers = {k: "osD^vP*Xdph"[i % 11] for i, k in enumerate(settings)}

@@ -12,7 +12,7 @@ import math
 
 import pandas as pd
 
-from mnist_speedup.analysis import stats
+from mnist_speedup import words
 
 
 def esc(value) -> str:
@@ -79,7 +79,7 @@ def ci_name(levels) -> str:
     """``95% CI``, or the level the intervals were computed at (``97% CI`` under
     replication): from a table's ``ci_level`` column (or one level), never parsed from text."""
     values = [v for v in (levels if hasattr(levels, "__iter__") else [levels]) if v == v]  # NaN: no interval
-    return stats.ci_name(max(values) if values else stats.CI_LEVEL)
+    return words.ci_name(max(values) if values else words.CI_LEVEL)
 
 
 def workload_column(report, df: pd.DataFrame) -> dict:

@@ -13,14 +13,14 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.ticker import FuncFormatter
 
-from mnist_speedup.analysis import frameworks as pairs_of
+from mnist_speedup.analysis import placing
 from mnist_speedup.report.figure import RC, plain
 from mnist_speedup.spec import frameworks, schema
 
 
 def draw(summary: pd.DataFrame, options: dict | None = None, labels: dict | None = None):
     opts = {**schema.defaults("figure"), **(options or {})}
-    groups = pairs_of.groups(summary) or [sorted(summary.device.unique())]
+    groups = placing.groups(summary) or [sorted(summary.device.unique())]
     workloads = sorted(summary.workload.unique())
     names = sorted({frameworks.named(f) for f in summary.get("framework", pd.Series(dtype=object))},
                    key=frameworks.order)  # fmt: skip

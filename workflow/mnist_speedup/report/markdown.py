@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from mnist_speedup.analysis import aggregate, checks
 from mnist_speedup.report.format import esc
 from mnist_speedup.report.sections import (
     accuracy,
@@ -35,7 +34,7 @@ from mnist_speedup.report.sections import (
     time_to_accuracy,
     warnings,
 )
-from mnist_speedup.spec import schema
+from mnist_speedup.spec import devices, schema
 
 SECTIONS = (
     headline,
@@ -58,15 +57,36 @@ SECTIONS = (
 TITLE = "# MNIST training speedup report"
 
 
+def _empty() -> pd.DataFrame:
+    return pd.DataFrame()
+
+
 @dataclass
 class Tables:
+    """The aggregation's tables (analysis/tables.py): every number the report shows is in one of them."""
+
     summary: pd.DataFrame
     speedup: pd.DataFrame
     tta: pd.DataFrame
     best: pd.DataFrame
     drift: pd.DataFrame
     #: the runs a time budget cut (none: no budget, or every run fitted)
-    cut: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)
+    cut: pd.DataFrame = dataclasses.field(default_factory=_empty)
+    pairs: pd.DataFrame = dataclasses.field(default_factory=_empty)
+    within: pd.DataFrame = dataclasses.field(default_factory=_empty)
+    twins: pd.DataFrame = dataclasses.field(default_factory=_empty)
+    geomeans: pd.DataFrame = dataclasses.field(default_factory=_empty)
+    warnings: pd.DataFrame = dataclasses.field(default_factory=_empty)
+
+    #: each field's table in the registry (report/outputs.py)
+    NAMES = {"summary": "summary", "speedup": "speedup", "tta": "time_to_accuracy", "best": "best_against_best",
+             "drift": "drift", "cut": "time_budget", "pairs": "framework_pairs", "within": "within_framework",
+             "twins": "twins", "geomeans": "geometric_means", "warnings": "warnings"}  # fmt: skip
+
+    @classmethod
+    def of(cls, made: dict) -> Tables:
+        """From the registry's tables by name (the aggregation's, or those read back from its CSV files)."""
+        return cls(**{field: made[name] for field, name in cls.NAMES.items()})
 
 
 @dataclass
@@ -85,12 +105,12 @@ class Report:
     replication: str | None = None
 
     def __post_init__(self):
-        self.names = aggregate.device_labels(self.tables.summary)
+        self.names = devices.labels_of(self.tables.summary)
         #: each workload label with its network in words, e.g. ``MLP 784-800-800-10``
         self.workloads = dict(zip(self.tables.summary.workload, self.tables.summary.workload_words))
         if self.main_workload not in self.workloads:
             self.main_workload = min(self.workloads)
-        self.warnings = [esc(w) for w in checks.warnings(self.tables, self.baseline, self.config)]
+        self.warnings = [esc(w) for w in self.tables.warnings.get("warning", pd.Series(dtype=object))]
 
     @property
     def target(self) -> float:

@@ -54,7 +54,18 @@ TABLES = (
     Table("curves"),
     Table("drift"),
     Table("time_budget"),  # the runs a time budget cut (records/attempts.py); maybe none
+    # what the report shows beyond them, computed once by the aggregation (analysis/tables.py `derived`)
+    Table("framework_pairs"),
+    Table("within_framework"),
+    Table("twins"),
+    Table("geometric_means"),
+    Table("warnings"),
+    Table("mean_curves"),  # per device and epoch, over seeds: what the learning-curve panel draws
+    Table("replication"),  # why replication stopped, in words (none without replication)
+    Table("baseline"),
 )
+#: the tables the Markdown report reads (all but the per-epoch curves, which only the figures draw)
+REPORT_TABLES = tuple(t.name for t in TABLES if t.name not in ("curves", "mean_curves"))
 
 
 def figures(n_workloads: int, n_frameworks: int = 1) -> tuple[Figure, ...]:

@@ -313,3 +313,8 @@ def label(row) -> str:
     """``cpu (2 threads)``, ``gpu (NVIDIA H100)``: a device with what it is."""
     name = row.get("gpu_name") if isinstance(row.get("gpu_name"), str) and row.get("gpu_name") else None
     return f"{row.device} ({describe(spec_of_row(row), name)})"
+
+
+def labels_of(summary) -> dict[str, str]:
+    """Each device of a summary table with what it is: ``cpu (2 threads)``, ``gpu (NVIDIA H100)``."""
+    return {device: label(runs.iloc[0]) for device, runs in summary.groupby("device")}

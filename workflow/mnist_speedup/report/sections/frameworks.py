@@ -1,11 +1,11 @@
 """Frameworks on the same hardware: every pair, with its interval and parity; and each framework's own
-speedup over its device on the baseline's hardware (analysis/frameworks.py)."""
+speedup over its device on the baseline's hardware: the aggregation's framework_pairs and within_framework
+tables (analysis/frameworks.py), rendered."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from mnist_speedup.analysis import frameworks as pairs_of
 from mnist_speedup.report.format import ci, ci_name, table, times
 from mnist_speedup.spec import frameworks
 
@@ -30,11 +30,7 @@ def _table(report, pairs: pd.DataFrame, pair_words) -> str:
 
 
 def render(report) -> list[str]:
-    if "target_reached" not in report.tables.summary:
-        return []
-    margin = report.config.get("parity_margin", 0.005)
-    pairs = pairs_of.pairs(report.tables.summary, report.target, margin)
-    within = pairs_of.within(report.tables.summary, report.baseline, report.target, margin)
+    pairs, within = report.tables.pairs, report.tables.within  # analysis/frameworks.py, through the tables
     out = []
     if not within.empty:
         out += [

@@ -8,64 +8,21 @@ from __future__ import annotations
 
 import pandas as pd
 
-from mnist_speedup.analysis import compare
 from mnist_speedup.report.format import ci, esc, table, times
 from mnist_speedup.spec import devices, frameworks, precisions
-from mnist_speedup.spec.run import SETTING
-
-#: what makes two devices twins: the same hardware, other numerics
-HARDWARE = ("machine_key", "device_type", "threads", "gpu_index")
 
 
-def _framework(row) -> str:
-    return frameworks.named(row.get("framework"))
-
-
-def _plain(row) -> bool:
-    """float32, with the framework's own compiler setting (no XLA for TensorFlow; JAX always compiles)."""
-    fw = frameworks.declarations().get(_framework(row))
-    default_jit = fw.always_compiles if fw else False
-    return row.precision == "float32" and bool(row.jit_compile) == default_jit
-
-
-def _same(row, me, keys) -> bool:
-    return all(pd.isna(row[k]) and pd.isna(me[k]) or row[k] == me[k] for k in keys if k in row.index)
-
-
-def twin_of(summary: pd.DataFrame, device: str) -> str | None:
-    """The plain float32 device on the same hardware in the same framework, if the config has one."""
-    first = summary.drop_duplicates("device").set_index("device")
-    me = first.loc[device]
-    if _plain(me):
-        return None
-    for other, row in first.iterrows():
-        if other != device and _same(row, me, HARDWARE) and _framework(row) == _framework(me) and _plain(row):
-            return other
-    return None
-
-
-def framework_twin_of(summary: pd.DataFrame, device: str) -> str | None:
-    """For a device of another framework than TensorFlow: the TensorFlow device on the same
-    hardware at the same precision, if the config has one."""
-    first = summary.drop_duplicates("device").set_index("device")
-    me = first.loc[device]
-    if _framework(me) == frameworks.DEFAULT:
-        return None
-    for other, row in first.iterrows():
-        if (other != device and _same(row, me, HARDWARE) and _framework(row) == frameworks.DEFAULT
-                and row.precision == me.precision):  # fmt: skip
-            return other
-    return None
-
-
-def over_twin(summary: pd.DataFrame, device: str, twin: str) -> list[str]:
-    """``2.31× [2.01, 2.60] (mlp, batch 500)`` per workload and batch size."""
+def over_twin(twins: pd.DataFrame, device: str, kind: str, several_workloads: bool) -> str:
+    """``2.31× [2.01, 2.60] (batch 500)`` per workload and batch size, from the analysis's twin table
+    (analysis/twins.py); "—" without a twin."""
+    rows = twins[(twins.device == device) & (twins.kind == kind)]
     out = []
-    for (workload, bs), at in summary.groupby(SETTING, sort=True):
-        r = compare.compare(at[at.device == twin], at[at.device == device], "steady_epoch_mean_s")
-        where = f"batch {bs}" if summary.workload.nunique() == 1 else f"{workload}, batch {bs}"
-        out.append(f"{times(r.estimate)} {ci(r.low, r.high, r.reason)} ({esc(where)})")
-    return out
+    for r in rows.itertuples():
+        where = f"{r.workload}, batch {r.batch_size}" if several_workloads else f"batch {r.batch_size}"
+        out.append(
+            f"{times(r.speedup)} {ci(r.low, r.high, r.note if isinstance(r.note, str) else None)} ({esc(where)})"
+        )
+    return "; ".join(out) or "—"
 
 
 def _native(device: str, row, env: dict) -> str:
@@ -85,20 +42,20 @@ def _parity(speedup: pd.DataFrame, device: str, baseline: str) -> str:
 
 
 def render(report) -> list[str]:
-    s, sp = report.tables.summary, report.tables.speedup
+    s, sp, twins = report.tables.summary, report.tables.speedup, report.tables.twins
     if "precision" not in s:
         return []
     rows = []
     mixed = s.get("framework", pd.Series(dtype=object)).fillna(frameworks.DEFAULT).nunique() > 1
+    several = s.workload.nunique() > 1
     for device, runs in s.groupby("device", sort=True):
         row = runs.iloc[0]
-        twin, tf_twin = twin_of(s, device), framework_twin_of(s, device)
         rows.append({
             "device": report.names[device],
             "numerics": esc(precisions.words(devices.spec_of_row(row))),
             "hardware": _native(device, row, report.environments.get(device)),
-            "speedup over its float32 twin": "; ".join(over_twin(s, device, twin)) if twin else "—",
-            **({"speedup over its TensorFlow twin": "; ".join(over_twin(s, device, tf_twin)) if tf_twin else "—"}
+            "speedup over its float32 twin": over_twin(twins, device, "precision", several),
+            **({"speedup over its TensorFlow twin": over_twin(twins, device, "framework", several)}
                if mixed else {}),
             "convergence parity": _parity(sp, device, report.baseline),
         })  # fmt: skip

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from mnist_speedup.analysis import scaling, stats
+from mnist_speedup import words
+from mnist_speedup.report.crossover import crossover
 from mnist_speedup.report.format import ci, esc, table, times
 
 
@@ -15,15 +16,15 @@ def crossovers(report) -> list[str]:
     several = sp.batch_size.nunique() > 1
     out = []
     for (device, bs), rows in sp[sp.device != baseline].groupby(["device", "batch_size"], sort=True):
-        sentence = scaling.crossover(rows, esc(names[device]), esc(names[baseline]))
+        sentence = crossover(rows, esc(names[device]), esc(names[baseline]))
         out.append(f"At batch size {bs}: {sentence}" if several else sentence)
     return out
 
 
 def _geomean(report) -> list[str]:
     level = report.tables.speedup.get("ci_level", pd.Series(dtype=float)).max()
-    level = level if level == level else stats.CI_LEVEL  # NaN: no interval anywhere
-    g = scaling.geometric_mean(report.tables.summary, report.baseline, level)
+    level = level if level == level else words.CI_LEVEL  # NaN: no interval anywhere
+    g = report.tables.geomeans  # analysis/scaling.py, through the aggregation's geometric_means table
     if g.empty:
         return []
     n = int(g.workloads.max())
@@ -31,7 +32,7 @@ def _geomean(report) -> list[str]:
         "batch size": g.batch_size,
         "device": g.device.map(report.names),
         f"geometric mean across these {n} workloads": g.geomean_speedup.map(times),
-        stats.ci_name(level): [ci(lo, hi) for lo, hi in zip(g.geomean_ci_low, g.geomean_ci_high)],
+        words.ci_name(level): [ci(lo, hi) for lo, hi in zip(g.geomean_ci_low, g.geomean_ci_high)],
     })  # fmt: skip
     return [
         f"A summary across these {n} workloads (not a property of the device: other networks give other "

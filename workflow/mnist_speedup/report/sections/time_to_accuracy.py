@@ -7,9 +7,14 @@ import math
 import pandas as pd
 
 from mnist_speedup.analysis import checks
-from mnist_speedup.analysis.tta import BEST_CAVEAT
 from mnist_speedup.report.format import ci, dash_ci, esc, mean_sd, num, table, times, workload_column
 from mnist_speedup.words import percent
+
+#: what the best-against-best table cannot say
+BEST_CAVEAT = (
+    "Each device's best batch size was chosen from these same runs, so this interval is optimistic "
+    "(selection is not accounted for)."
+)
 
 
 def _why_different(r, tta: pd.DataFrame, baseline: str, epoch: float) -> str:

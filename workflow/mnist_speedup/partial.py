@@ -1,6 +1,6 @@
 """While a call runs: a verified partial bundle and a partial report, rewritten as each run lands.
 
-    python -m mnist_speedup.report.partial RESULTS OUT --config FILE [--every S] [--while-pid PID]
+    python -m mnist_speedup.partial RESULTS OUT --config FILE [--every S] [--while-pid PID]
 
 A machine lent for a fixed time can be taken back at any moment, and what
 is on it is lost. This watcher looks at RESULTS (``results/<experiment>/``)
@@ -32,7 +32,6 @@ from pathlib import Path
 import yaml
 
 from mnist_speedup import atomic
-from mnist_speedup.analysis import aggregate
 from mnist_speedup.analysis import tables as report_tables
 from mnist_speedup.config import parse as config_check
 from mnist_speedup.config import sources
@@ -42,7 +41,7 @@ from mnist_speedup.report import markdown
 from mnist_speedup.report.format import esc
 from mnist_speedup.spec import schema
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 REPORT = "partial-report.md"
 
 
@@ -79,17 +78,17 @@ def report_text(results_dir: Path, config: dict, kept: list[Path], cut: list[dic
     attempts), under a line that says what it holds."""
     head = (f"> **Partial report**, written {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC while the workflow ran: "
             f"{len(kept)} runs finished, {len(cut)} cut by the time budget. The workflow's own report replaces it.")  # fmt: skip
+    prices = {k: v["price_per_hour"] for k, v in config["devices"].items() if "price_per_hour" in v}
     settings = report_tables.Settings(config["baseline"], config["target_accuracy"], config["parity_margin"],
-                                      prices={k: v["price_per_hour"] for k, v in config["devices"].items()
-                                              if "price_per_hour" in v})  # fmt: skip
+                                      prices=prices, devices_auto=bool(config.get("_auto_devices")),
+                                      no_gpu_reason=config.get("_no_gpu_reason"))  # fmt: skip
     try:
         made = report_tables.make(kept, settings, (), calibration.files(results_dir), cut)
     except (records.RecordError, ValueError, KeyError, IndexError) as exc:
         return f"{markdown.TITLE} (partial)\n\n{head}\n\nNo tables yet: {esc(exc)}\n"
-    tables = markdown.Tables(summary=made["summary"], speedup=made["speedup"], tta=made["time_to_accuracy"],
-                             best=made["best_against_best"], drift=made["drift"], cut=made["time_budget"])  # fmt: skip
+    tables = markdown.Tables.of(made)
     environments = {d: records.load(rows.path.iloc[0])["environment"] for d, rows in made["summary"].groupby("device")}
-    baseline = aggregate.baseline_device(made["summary"], config["baseline"])
+    baseline = made["baseline"].baseline.iloc[0]
     made_report = markdown.Report(tables, baseline, sources.shown(config), {}, environments,
                                   next(iter(config["workloads"])))  # fmt: skip
     return markdown.render(made_report).replace(markdown.TITLE, f"{markdown.TITLE} (partial)\n\n{head}", 1)
