@@ -2,6 +2,7 @@
 
 import copy
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -279,3 +280,29 @@ def test_the_one_check_fills_the_defaults_snakemake_s_validate_would(name):
     theirs = config_check.prepare(copy.deepcopy(config), None, SCHEMA)
     validate(theirs, str(SCHEMA))
     assert ours == theirs
+
+
+@pytest.mark.parametrize(
+    "changes, key",
+    [({"target_accuracy": float("nan")}, "target_accuracy"),
+     ({"adam": {"beta_1": float("nan")}}, "adam.beta_1"),
+     ({"devices": {"cpu": {"type": "cpu", "threads": 2, "price_per_hour": float("inf")}}}, "devices.cpu.price_per_hour"),
+     ({"parity_margin": float("-inf")}, "parity_margin")],
+)  # fmt: skip
+def test_nan_and_infinities_from_a_file_are_refused_naming_the_key(changes, key):
+    """Reliability round 6 (2): NaN passed the schema's bounds for every number key; a YAML file's `.nan`
+    and `.inf`, at any depth, are refused now. Planted once: the check left out failed every case here."""
+    with pytest.raises(config_check.ConfigError, match=rf"config key `{re.escape(key)}`: .* is not a finite number"):
+        parsed(with_(**changes))
+
+
+@pytest.mark.parametrize("argument, key", [("learning_rate=nan", "learning_rate"), ("time_budget_s=inf", "time_budget_s"),
+                                           ("adam={beta_1: .nan}", "adam.beta_1")])  # fmt: skip
+def test_nan_and_infinities_on_the_command_line_are_refused_naming_the_key(argument, key):
+    """As Snakemake's own `--config` parser gives them (`learning_rate=nan` trained, then said "lower
+    learning_rate"; nested, the same key was refused as not a number: both are refused alike now)."""
+    from snakemake.cli import parse_config
+
+    command_line = parse_config([argument])
+    with pytest.raises(config_check.ConfigError, match=rf"config key `{re.escape(key)}`: .* is not a finite number"):
+        config_check.parse(with_(**command_line), command_line, SCHEMA, gpus=[])

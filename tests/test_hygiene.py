@@ -130,3 +130,25 @@ def test_the_report_and_the_figures_compute_no_statistic():
              ROOT / "workflow" / "scripts" / "report.py", ROOT / "workflow" / "scripts" / "figure.py"]  # fmt: skip
     offending = {str(p.relative_to(ROOT)): sorted(_imported_analysis_modules(p) & STATISTICS) for p in files}
     assert {k: v for k, v in offending.items() if v} == {}
+
+
+def test_every_enum_of_the_schema_is_its_registry_s_list():
+    """House 4 (5): a closed list in the schema is the registry's own, in the registry's order, or filled in
+    from it (the frameworks: spec/schema.py): a workload type or a precision added to its registry and not to
+    the schema (or the other way round) fails here. Planted once: `tf32` left out of the schema's precision
+    enum failed here."""
+    import yaml
+
+    from mnist_speedup.data import mnist
+    from mnist_speedup.spec import frameworks, precisions, schema, workloads
+
+    raw = yaml.safe_load(schema.PATH.read_text(encoding="utf-8"))
+    device = next(s for s in raw["properties"]["devices"]["oneOf"] if s.get("type") == "object")
+    fields = device["additionalProperties"]["properties"]
+    assert fields["precision"]["enum"] == list(precisions.PRECISIONS)
+    assert "enum" not in fields["framework"]  # filled in from the framework folders, never written here
+    loaded = next(s for s in schema.load()["properties"]["devices"]["oneOf"] if s.get("type") == "object")
+    assert loaded["additionalProperties"]["properties"]["framework"]["enum"] == frameworks.names()
+    workload = raw["properties"]["workloads"]["additionalProperties"]["properties"]["type"]
+    assert workload["enum"] == list(workloads.TYPES)
+    assert raw["properties"]["mnist_sha256"]["propertyNames"]["enum"] == list(mnist.FILES)

@@ -119,6 +119,10 @@ def prepare(config: dict, command_line: dict | None, schema_path, defaults: bool
     schema = with_frameworks(yaml.safe_load(Path(schema_path).read_text(encoding="utf-8")))
     configinput.replace_mappings(config, configinput.coerce(command_line or {}, schema))
     config.update(configinput.coerce(dict(config), schema))
+    found = configinput.non_finite({k: v for k, v in config.items() if not k.startswith("_")})
+    if found:
+        raise ConfigError(f"config key `{found[0]}`: {found[1]!r} is not a finite number. Fix: give a finite "
+                          "number (NaN and infinities are never valid), or leave the key out for its default")  # fmt: skip
     check_labels(config)
     problem = configinput.schema_problem(config, schema)
     if problem:

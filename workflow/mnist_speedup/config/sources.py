@@ -14,6 +14,7 @@ project's own words, naming the key and the fix.
 from __future__ import annotations
 
 import copy
+import math
 import re
 
 import jsonschema
@@ -40,6 +41,10 @@ def _types(schema: dict) -> set[str]:
     return kinds
 
 
+#: NaN and the infinities as text (Python's and YAML's spellings), where a number is due
+_NON_FINITE = re.compile(r"[+-]?\.?(nan|inf|infinity)\Z", re.IGNORECASE)
+
+
 def _scalar(value: str, kinds: set[str]):
     if "string" in kinds or f"const:{value}" in kinds:
         return value
@@ -47,6 +52,8 @@ def _scalar(value: str, kinds: set[str]):
         return int(value)
     if ("number" in kinds or "integer" in kinds) and _FLOAT.match(value):
         return float(value)  # a fraction where a whole number is due is reported as such
+    if ("number" in kinds or "integer" in kinds) and _NON_FINITE.match(value):
+        return float(value.replace(".", ""))  # `nan`, `.inf` (YAML's spelling): refused as not finite, by name
     if "boolean" in kinds and value in _TRUE | _FALSE:
         return value in _TRUE
     if "null" in kinds and value in _NULL:
@@ -85,6 +92,19 @@ def coerce(value, schema: dict):
         extra = extra if isinstance(extra, dict) else {}
         return {k: coerce(v, props.get(k, extra)) for k, v in value.items()}
     return value
+
+
+def non_finite(value, path: str = "") -> tuple[str, float] | None:
+    """(the key, the value) of the first NaN or infinity in ``value`` at any depth, None where there is
+    none: JSON-schema bounds compare false with NaN, so the schema alone lets every NaN through."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path or "(top level)", value
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = non_finite(item, f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else str(key))
+        if found:
+            return found
+    return None
 
 
 def replace_mappings(config: dict, command_line: dict | None) -> None:
