@@ -12,9 +12,18 @@ from __future__ import annotations
 
 #: the files with `slow` tests, the longest first: their seconds of test time, summed by `--durations=0`,
 #: on three workers (the development VM, 2026-12-07: 160, 97, 79, 70, 63, 55, 41, 34, 32)
-LONGEST_FIRST = ("test_workflow.py", "test_workload_workflow.py", "test_realdata.py", "test_training_faults.py",
-                 "test_slurm.py", "test_pytorch.py", "test_replication_workflow.py", "test_budget_workflow.py", "test_module.py",
-                 "test_measurement.py")  # fmt: skip
+LONGEST_FIRST = (
+    "test_workflow.py",
+    "test_workload_workflow.py",
+    "test_realdata.py",
+    "test_training_faults.py",
+    "test_slurm.py",
+    "test_pytorch.py",
+    "test_replication_workflow.py",
+    "test_budget_workflow.py",
+    "test_module.py",
+    "test_measurement.py",
+)
 
 
 def file_ranks(items) -> dict:

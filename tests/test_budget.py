@@ -10,8 +10,8 @@ import sys
 
 import pandas as pd
 import pytest
+from crafted import make_record, write_records
 
-from conftest import make_record, write_records
 from mnist_speedup.analysis import aggregate
 from mnist_speedup.config import parse as config_check
 from mnist_speedup.measure import budget, invocation
@@ -26,20 +26,37 @@ WHY = {"budget_s": 600, "left_s": 12.5, "estimate_s": 40.0, "basis": "b"}
 def timed(device, batch_size, seed, run_s, before_s=4.0, lock_wait_s=1.0, **kw):
     """A record whose job took ``before_s - lock_wait_s + run_s`` seconds."""
     started = START + dt.timedelta(minutes=seed)
-    return make_record(device, batch_size, seed, setup_s={"before_run_s": before_s}, lock_wait_s=lock_wait_s,
-                       started_at=started.isoformat(), finished_at=(started + dt.timedelta(seconds=run_s)).isoformat(),
-                       **kw)  # fmt: skip
+    return make_record(
+        device,
+        batch_size,
+        seed,
+        setup_s={"before_run_s": before_s},
+        lock_wait_s=lock_wait_s,
+        started_at=started.isoformat(),
+        finished_at=(started + dt.timedelta(seconds=run_s)).isoformat(),
+        **kw,
+    )
 
 
 def spec(device="slow", batch_size=100, seed=2, workload="mlp", workload_spec=None, epochs=3):
     """The spec of a run of the same plan as :func:`timed`'s records (make_record's settings)."""
     workload_spec = workload_spec or {"type": "mlp"}
     workload_spec = workloads.of(workload_spec).with_defaults(workload_spec)  # as the config's parse resolves it
-    return run.RunSpec.with_defaults(workload=workload, workload_spec=workload_spec,
-                                     device=device, device_spec={"type": "cpu", "threads": 1},
-                                     batch_size=batch_size, seed=seed, epochs=epochs, train_samples=None,
-                                     learning_rate=1e-4, steps_per_call="epoch", input_pipeline="device",
-                                     deterministic=False, warmup_epochs=1)  # fmt: skip
+    return run.RunSpec.with_defaults(
+        workload=workload,
+        workload_spec=workload_spec,
+        device=device,
+        device_spec={"type": "cpu", "threads": 1},
+        batch_size=batch_size,
+        seed=seed,
+        epochs=epochs,
+        train_samples=None,
+        learning_rate=1e-4,
+        steps_per_call="epoch",
+        input_pipeline="device",
+        deterministic=False,
+        warmup_epochs=1,
+    )
 
 
 def known(tmp_path, records):
@@ -51,8 +68,9 @@ def known(tmp_path, records):
 
 
 def call(budget_s=600, known_runs=(), plan=()):
-    return invocation.Invocation(START.timestamp(), budget_s, os.getppid(), tuple(map(str, plan)), False,
-                                 tuple(known_runs))  # fmt: skip
+    return invocation.Invocation(
+        START.timestamp(), budget_s, os.getppid(), tuple(map(str, plan)), False, tuple(known_runs)
+    )
 
 
 def test_a_run_s_duration_is_its_job_less_the_lock_wait():
@@ -112,8 +130,15 @@ def test_a_cut_attempt_round_trips_and_leaves_nothing_under_runs(tmp_path):
     attempts.write_finished(done, 0)
     cut = attempts.attempt_path(tmp_path, "mlp", "slow", 100, 2)
     attempts.write_cut(cut, spec().params(), 3, WHY)
-    assert attempts.read(cut) == {"attempt": 3, "outcome": "cut", "workload": "mlp", "device": "slow",
-                                  "batch_size": 100, "seed": 2, "cut": WHY}  # fmt: skip
+    assert attempts.read(cut) == {
+        "attempt": 3,
+        "outcome": "cut",
+        "workload": "mlp",
+        "device": "slow",
+        "batch_size": 100,
+        "seed": 2,
+        "cut": WHY,
+    }
     records, cuts = attempts.split([done, cut])
     assert records == [run.run_path(tmp_path, "mlp", "fast", 100, 1)] and len(cuts) == 1
     assert [p.name for p in run.run_files(tmp_path)] == ["seed1.json"]  # nothing of the cut run under runs/
@@ -149,10 +174,14 @@ def test_a_finished_attempt_without_its_record_is_refused_with_the_fix(tmp_path)
 
 @pytest.mark.parametrize(
     "change, problem",
-    [({"seed": 3}, "another run than its path"), ({"extra": 1}, "other fields"),
-     ({"cut": WHY | {"budget_s": "600"}}, "`budget_s`"), ({"attempt": -1}, "not a count"),
-     ({"outcome": "done"}, "not an attempt")],
-)  # fmt: skip
+    [
+        ({"seed": 3}, "another run than its path"),
+        ({"extra": 1}, "other fields"),
+        ({"cut": WHY | {"budget_s": "600"}}, "`budget_s`"),
+        ({"attempt": -1}, "not a count"),
+        ({"outcome": "done"}, "not an attempt"),
+    ],
+)
 def test_an_attempt_that_is_not_what_the_job_writes_is_refused(tmp_path, change, problem):
     path = attempts.attempt_path(tmp_path, "mlp", "slow", 100, 2)
     attempts.write_cut(path, spec().params(), 0, WHY)
@@ -184,8 +213,9 @@ def test_the_invocation_file_is_read_only_by_its_own_call_s_jobs(tmp_path):
         assert found is None and f"process {other.pid} is not this job's" in why
     finally:
         other.kill()
-    path.write_text('{"started_at": "nan", "budget_s": 5, "pid": 1, "attempts": [], "at_most": false, '
-                    '"known_runs": []}')  # fmt: skip
+    path.write_text(
+        '{"started_at": "nan", "budget_s": 5, "pid": 1, "attempts": [], "at_most": false, "known_runs": []}'
+    )
     assert invocation.current(path)[0] is None
 
 
@@ -195,8 +225,19 @@ class _Report:
 
 
 def test_the_report_names_each_cut_cell_and_says_nothing_without_cuts():
-    rows = [{"workload": "cnn", "batch_size": 100, "device": "cpu", "seed": s, "budget_s": 420, "left_s": 3.0,
-             "estimate_s": 95.0, "basis": "its longest earlier run of this cell (1 finished)"} for s in (2, 3)]  # fmt: skip
+    rows = [
+        {
+            "workload": "cnn",
+            "batch_size": 100,
+            "device": "cpu",
+            "seed": s,
+            "budget_s": 420,
+            "left_s": 3.0,
+            "estimate_s": 95.0,
+            "basis": "its longest earlier run of this cell (1 finished)",
+        }
+        for s in (2, 3)
+    ]
     text = "\n".join(budget_section.render(_Report(pd.DataFrame(rows))))
     assert "## Cut by the time budget" in text and "420 s cut 2 runs in 1 cell:" in text
     assert "| cnn | 100 | cpu | 2, 3 | 95 |" in text

@@ -25,8 +25,11 @@ LONG = {"epochs": 600, "time_budget_s": 20}
 
 def tree(folder):
     """Every file under ``folder`` with its bytes' digest."""
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}  # fmt: skip
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +53,9 @@ def test_epochs_3_then_600_with_a_budget_ends_within_it(replayed):
     call = invocation.read(workdir / "logs" / "default" / "invocation.json")
     assert started <= call.started_at + 5 and call.budget_s == LONG["time_budget_s"]
     finished = [json.loads(p.read_text()) for p in run.run_files(workdir / "results" / "default")]
-    late = [r["finished_at"] for r in finished
-            if dt.datetime.fromisoformat(r["finished_at"]).timestamp() > call.deadline()]  # fmt: skip
+    late = [
+        r["finished_at"] for r in finished if dt.datetime.fromisoformat(r["finished_at"]).timestamp() > call.deadline()
+    ]
     assert late == []
     outcomes = [attempts.read(workdir / p)["outcome"] for p in call.attempts]
     assert outcomes == ["cut"] * 4, proc.stderr
@@ -83,8 +87,13 @@ def test_a_second_call_beside_a_running_one_deletes_nothing_of_it(replayed):
     workdir, config, _, _, _, _ = replayed
     cfg = workdir / "config" / "again.yaml"
     cfg.write_text(json.dumps(config | {"time_budget_s": 600}))
-    first = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", str(cfg)],
-                             cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    first = subprocess.Popen(
+        [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", str(cfg)],
+        cwd=workdir,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     path = workdir / "logs" / "default" / "invocation.json"
     deadline = time.time() + 120
     while time.time() < deadline and invocation.read(path).budget_s != 600:  # the first call's onstart wrote it

@@ -6,8 +6,8 @@ import json
 import tarfile
 
 import pytest
+from crafted import make_calibration, make_record, write_calibration, write_records
 
-from conftest import make_calibration, make_record, write_calibration, write_records
 from mnist_speedup.analysis import aggregate
 from mnist_speedup.records import bundle
 
@@ -22,8 +22,16 @@ def results_folder(tmp_path, host="box"):
 
 
 def meta_for(folder, host="box"):
-    return bundle.manifest(folder, bundle.bundle_files(folder), host=host, machine_id="m9", experiment="default",
-                           config={"epochs": 3}, software={"tensorflow": "2.21.0"}, training_code="abc")  # fmt: skip
+    return bundle.manifest(
+        folder,
+        bundle.bundle_files(folder),
+        host=host,
+        machine_id="m9",
+        experiment="default",
+        config={"epochs": 3},
+        software={"tensorflow": "2.21.0"},
+        training_code="abc",
+    )
 
 
 @pytest.fixture
@@ -111,8 +119,10 @@ def _version_one(entries):
     """A bundle as the version before workloads made it: schema 1, runs/<device>/... (issue 31 (11))."""
     meta = json.loads(entries[0][1])
     meta["bundle_schema_version"] = 1
-    old = [(tarfile.TarInfo(i.name.replace("runs/mlp/", "runs/").replace("calibration/mlp/", "calibration/")), d)
-           for i, d in entries[1:]]  # fmt: skip
+    old = [
+        (tarfile.TarInfo(i.name.replace("runs/mlp/", "runs/").replace("calibration/mlp/", "calibration/")), d)
+        for i, d in entries[1:]
+    ]
     return [(entries[0][0], json.dumps(meta).encode())] + old
 
 

@@ -180,8 +180,10 @@ def prepared(file_config: dict, command_line: dict) -> dict:
 @pytest.mark.parametrize(
     "command_line, expected",
     [
-        ({"seeds": ["1", "2", "3"], "batch_sizes": ["100", "500"], "epochs": 5},
-         {"seeds": [1, 2, 3], "batch_sizes": [100, 500], "epochs": 5}),
+        (
+            {"seeds": ["1", "2", "3"], "batch_sizes": ["100", "500"], "epochs": 5},
+            {"seeds": [1, 2, 3], "batch_sizes": [100, 500], "epochs": 5},
+        ),
         ({"deterministic": "true"}, {"deterministic": True}),
         ({"train_samples": "null"}, {"train_samples": None}),
         ({"figure": {"dpi": "100"}}, {"figure": {"dpi": 100}}),
@@ -189,7 +191,7 @@ def prepared(file_config: dict, command_line: dict) -> dict:
         ({"steps_per_call": "epoch"}, {"steps_per_call": "epoch"}),
         ({"steps_per_call": "4"}, {"steps_per_call": 4}),
     ],
-)  # fmt: skip
+)
 def test_command_line_values_become_the_schemas_types(command_line, expected):
     config = prepared(BASE, command_line)
     for key, value in expected.items():
@@ -205,13 +207,16 @@ def test_command_line_devices_replace_the_files_devices():
     "command_line, fragment",
     [
         ({"seeds": ["1", "x"]}, "config key `seeds[1]`: 'x' is not of type 'integer'"),
-        ({"devices": {"cpu": {"type": "cpu", "threads": "1.5"}}}, "config key `devices.cpu.threads`: 1.5 must be a whole number"),
+        (
+            {"devices": {"cpu": {"type": "cpu", "threads": "1.5"}}},
+            "config key `devices.cpu.threads`: 1.5 must be a whole number",
+        ),
         ({"devices": {1060: {"type": "cpu", "threads": 1}}}, "quote it: '1060'"),
         ({"devices": {"Cpu": {"type": "cpu"}, "cpu": {"type": "cpu"}}}, "differ only in case"),
         ({"figure": {"dpi": "30000"}}, "config key `figure.dpi`: 30000 is greater than the maximum of 1200"),
         ({"figure": {"formats": ["png", "png"]}}, "config key `figure.formats`"),
     ],
-)  # fmt: skip
+)
 def test_command_line_mistakes_get_the_projects_message(command_line, fragment):
     with pytest.raises(config_check.ConfigError) as err:
         prepared(BASE, command_line)
@@ -221,8 +226,18 @@ def test_command_line_mistakes_get_the_projects_message(command_line, fragment):
 def test_list_overrides_work_on_the_real_command_line(tmp_path, mirror):
     workdir = copy_workflow(tmp_path / "wf")
     cfg = write_config(workdir, tiny_config(*mirror))
-    proc = snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg),
-                     "--config", "seeds=[1,2,3]", "batch_sizes=[100,200]", "epochs=3")  # fmt: skip
+    proc = snakemake(
+        workdir,
+        "-n",
+        "--cores",
+        "2",
+        "--configfile",
+        str(cfg),
+        "--config",
+        "seeds=[1,2,3]",
+        "batch_sizes=[100,200]",
+        "epochs=3",
+    )
     assert planned_jobs(proc)["train"] == 2 * 3 * 2
     bad = snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg), "--config", "seeds=[1,two]", check=False)
     out = bad.stdout + bad.stderr
@@ -233,8 +248,11 @@ def test_devices_auto_is_refused_with_a_cluster_executor():
     """Issue 28 (4): detection runs where the Snakefile is parsed (a login
     node). Planted once: without the check a Slurm run planned CPU-only."""
     config = parsed(with_(devices="auto"))
-    with pytest.raises(config_check.ConfigError, match=r"config key `devices`: `auto` is detected where the "
-                                                       r"Snakefile is parsed.*Fix: name the devices"):  # fmt: skip
+    with pytest.raises(
+        config_check.ConfigError,
+        match=r"config key `devices`: `auto` is detected where the "
+        r"Snakefile is parsed.*Fix: name the devices",
+    ):
         config_check.check_executor(config, local=False)
     config_check.check_executor(config, local=True)
     config_check.check_executor(parsed(with_()), local=False)  # named devices: fine on a cluster
@@ -258,10 +276,13 @@ def test_every_shipped_config_parses_over_the_default(name):
     config/config.yaml. Planted once: a misspelt key in quick.yaml failed here."""
     import yaml
 
-    config = {**yaml.safe_load((ROOT / "config" / "config.yaml").read_text()),
-              **yaml.safe_load((ROOT / "config" / name).read_text())}  # fmt: skip
-    parsed = config_check.parse(config, None, SCHEMA, gpus=[{"index": 0, "uuid": "GPU-x", "name": "H100",
-                                                             "compute_capability": (9, 0)}])  # fmt: skip
+    config = {
+        **yaml.safe_load((ROOT / "config" / "config.yaml").read_text()),
+        **yaml.safe_load((ROOT / "config" / name).read_text()),
+    }
+    parsed = config_check.parse(
+        config, None, SCHEMA, gpus=[{"index": 0, "uuid": "GPU-x", "name": "H100", "compute_capability": (9, 0)}]
+    )
     assert parsed["experiment"] != "default" or name == "config.yaml"
 
 
@@ -284,11 +305,16 @@ def test_the_one_check_fills_the_defaults_snakemake_s_validate_would(name):
 
 @pytest.mark.parametrize(
     "changes, key",
-    [({"target_accuracy": float("nan")}, "target_accuracy"),
-     ({"adam": {"beta_1": float("nan")}}, "adam.beta_1"),
-     ({"devices": {"cpu": {"type": "cpu", "threads": 2, "price_per_hour": float("inf")}}}, "devices.cpu.price_per_hour"),
-     ({"parity_margin": float("-inf")}, "parity_margin")],
-)  # fmt: skip
+    [
+        ({"target_accuracy": float("nan")}, "target_accuracy"),
+        ({"adam": {"beta_1": float("nan")}}, "adam.beta_1"),
+        (
+            {"devices": {"cpu": {"type": "cpu", "threads": 2, "price_per_hour": float("inf")}}},
+            "devices.cpu.price_per_hour",
+        ),
+        ({"parity_margin": float("-inf")}, "parity_margin"),
+    ],
+)
 def test_nan_and_infinities_from_a_file_are_refused_naming_the_key(changes, key):
     """Reliability round 6 (2): NaN passed the schema's bounds for every number key; a YAML file's `.nan`
     and `.inf`, at any depth, are refused now. Planted once: the check left out failed every case here."""
@@ -296,8 +322,14 @@ def test_nan_and_infinities_from_a_file_are_refused_naming_the_key(changes, key)
         parsed(with_(**changes))
 
 
-@pytest.mark.parametrize("argument, key", [("learning_rate=nan", "learning_rate"), ("time_budget_s=inf", "time_budget_s"),
-                                           ("adam={beta_1: .nan}", "adam.beta_1")])  # fmt: skip
+@pytest.mark.parametrize(
+    "argument, key",
+    [
+        ("learning_rate=nan", "learning_rate"),
+        ("time_budget_s=inf", "time_budget_s"),
+        ("adam={beta_1: .nan}", "adam.beta_1"),
+    ],
+)
 def test_nan_and_infinities_on_the_command_line_are_refused_naming_the_key(argument, key):
     """As Snakemake's own `--config` parser gives them (`learning_rate=nan` trained, then said "lower
     learning_rate"; nested, the same key was refused as not a number: both are refused alike now)."""

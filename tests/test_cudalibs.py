@@ -35,22 +35,30 @@ class FakeLibrary:
 
 
 def fake_load(path):
-    return {"libcudnn.so.9": FakeLibrary(cudnn=92800), "libcublas.so.12": FakeLibrary(cublas=(12, 9, 3)),
-            "libcudart.so.12": FakeLibrary(cudart=12090)}[path.rsplit("/", 1)[1]]  # fmt: skip
+    return {
+        "libcudnn.so.9": FakeLibrary(cudnn=92800),
+        "libcublas.so.12": FakeLibrary(cublas=(12, 9, 3)),
+        "libcudart.so.12": FakeLibrary(cudart=12090),
+    }[path.rsplit("/", 1)[1]]
 
 
 def test_the_loaded_libraries_are_found_in_the_process_map():
-    assert cudalibs.loaded(MAPS) == {"cudnn_version": f"{SITE}/cudnn/lib/libcudnn.so.9",
-                                     "cublas_version": f"{SITE}/cublas/lib/libcublas.so.12",
-                                     "cuda_version": f"{SITE}/cuda_runtime/lib/libcudart.so.12"}  # fmt: skip
+    assert cudalibs.loaded(MAPS) == {
+        "cudnn_version": f"{SITE}/cudnn/lib/libcudnn.so.9",
+        "cublas_version": f"{SITE}/cublas/lib/libcublas.so.12",
+        "cuda_version": f"{SITE}/cuda_runtime/lib/libcudart.so.12",
+    }
 
 
 def test_each_library_reports_its_own_version():
     """cuDNN 9 encodes 9.28.0 as 92800 (8.x as M*1000 + m*100 + p); the
     runtime 12.9 as 12090. Planted once: the cuDNN 8 decoding applied to
     92800 gave 92.8.0 and failed."""
-    assert cudalibs.versions(MAPS, fake_load) == {"cudnn_version": "9.28.0", "cublas_version": "12.9.3",
-                                                  "cuda_version": "12.9"}  # fmt: skip
+    assert cudalibs.versions(MAPS, fake_load) == {
+        "cudnn_version": "9.28.0",
+        "cublas_version": "12.9.3",
+        "cuda_version": "12.9",
+    }
     eight = cudalibs.versions(MAPS, lambda p: FakeLibrary(cudnn=8906, cublas=(11, 11, 3), cudart=11080))
     assert eight == {"cudnn_version": "8.9.6", "cublas_version": "11.11.3", "cuda_version": "11.8"}
 
@@ -66,13 +74,18 @@ def test_a_library_that_does_not_answer_is_null_and_never_ends_the_run():
 def test_a_library_not_loaded_keeps_the_frameworks_build_version_marked_as_such():
     env = {"cudnn_version": "9", "cuda_version": "12.5.1", "cublas_version": None}
     loaded = {"cudnn_version": None, "cublas_version": "12.9.3", "cuda_version": "12.9"}
-    assert environment.loaded_cuda(env, loaded) == {"cudnn_version": "9 (build)", "cublas_version": "12.9.3",
-                                                    "cuda_version": "12.9"}  # fmt: skip
+    assert environment.loaded_cuda(env, loaded) == {
+        "cudnn_version": "9 (build)",
+        "cublas_version": "12.9.3",
+        "cuda_version": "12.9",
+    }
 
 
 def test_the_software_warning_compares_the_gpu_stack_only_between_gpus():
-    rows = [{"device": d, "framework": "tensorflow", "cudnn_version": v, "gpu_driver": g}
-            for d, v, g in (("gpu", "9.28.0", "580.1"), ("gpu_b", "9.3.0", "580.1"), ("cpu", None, None))]  # fmt: skip
+    rows = [
+        {"device": d, "framework": "tensorflow", "cudnn_version": v, "gpu_driver": g}
+        for d, v, g in (("gpu", "9.28.0", "580.1"), ("gpu_b", "9.3.0", "580.1"), ("cpu", None, None))
+    ]
     df = pd.DataFrame(rows)
     warnings = checks.software_differences(df, "gpu")
     assert warnings == ["gpu ran cudnn_version 9.28.0, gpu_b 9.3.0: part of the speedup may be the GPU software stack"]

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from crafted import crafted_tables, make_record, report_tables, write_records
 from scipy import stats as sps
 
-from conftest import crafted_tables, make_record, report_tables, write_records
 from mnist_speedup.analysis import aggregate, checks, drift, stats
 
 
@@ -167,11 +167,18 @@ def test_host_overhead_warning_above_ten_percent_only(tmp_path):
 
 
 def test_efficiency_rows_that_cannot_be_right_are_flagged():
-    speedup = pd.DataFrame({
-        "device": ["cpu", "cpu1", "cpu4"], "device_type": "cpu", "workload": "mlp", "batch_size": 500, "machine_key": "m1",
-        "threads": [2, 1, 4], "calibrated_flops_per_s": [40e9, 45e9, 80e9],
-        "fraction_of_calibrated": [0.8, 1.002, 0.5],
-    })  # fmt: skip
+    speedup = pd.DataFrame(
+        {
+            "device": ["cpu", "cpu1", "cpu4"],
+            "device_type": "cpu",
+            "workload": "mlp",
+            "batch_size": 500,
+            "machine_key": "m1",
+            "threads": [2, 1, 4],
+            "calibrated_flops_per_s": [40e9, 45e9, 80e9],
+            "fraction_of_calibrated": [0.8, 1.002, 0.5],
+        }
+    )
     flags = checks.efficiency_flags(speedup)
     assert any(f.startswith("cpu1 at batch size 500 ran at 100.2% of its calibrated rate") for f in flags)
     assert any(

@@ -6,8 +6,10 @@ SMI = "0, NVIDIA H200\n1, NVIDIA H200\n"
 
 
 def test_parse_nvidia_smi_and_visible_devices():
-    assert gpus.parse_nvidia_smi(SMI) == [{"index": 0, "uuid": None, "name": "NVIDIA H200"},
-                                             {"index": 1, "uuid": None, "name": "NVIDIA H200"}]  # fmt: skip
+    assert gpus.parse_nvidia_smi(SMI) == [
+        {"index": 0, "uuid": None, "name": "NVIDIA H200"},
+        {"index": 1, "uuid": None, "name": "NVIDIA H200"},
+    ]
     assert gpus.parse_nvidia_smi(SMI, "1") == [{"index": 0, "uuid": None, "name": "NVIDIA H200"}]
     assert gpus.parse_nvidia_smi(SMI, "") == []
     assert gpus.parse_nvidia_smi("No devices were found\n") == []
@@ -49,8 +51,14 @@ H200 = "0, GPU-9642aec6-0e23-f576-cbda-c267058ef19f, NVIDIA H200, 9.0\n"
 
 
 def test_the_compute_capability_is_read_with_the_card():
-    assert gpus.parse_nvidia_smi(H200) == [{"index": 0, "uuid": "GPU-9642aec6-0e23-f576-cbda-c267058ef19f",
-                                            "name": "NVIDIA H200", "compute_capability": "9.0"}]  # fmt: skip
+    assert gpus.parse_nvidia_smi(H200) == [
+        {
+            "index": 0,
+            "uuid": "GPU-9642aec6-0e23-f576-cbda-c267058ef19f",
+            "name": "NVIDIA H200",
+            "compute_capability": "9.0",
+        }
+    ]
 
 
 def _smi(monkeypatch, answers):
@@ -95,8 +103,16 @@ def test_why_no_gpu_was_found_names_the_one_reason_that_happened(monkeypatch, an
 
 def test_an_old_driver_without_compute_cap_is_asked_again_without_it(monkeypatch):
     old = "0, GPU-aaaa-0000, Tesla V100-SXM2-16GB\n"
-    _smi(monkeypatch, {gpus.FIELDS: (None, 'nvidia-smi failed (exit status 2): Field "compute_cap" is not a valid '
-                                           "field to query."), gpus.OLD_FIELDS: (old, None)})  # fmt: skip
+    _smi(
+        monkeypatch,
+        {
+            gpus.FIELDS: (
+                None,
+                'nvidia-smi failed (exit status 2): Field "compute_cap" is not a valid field to query.',
+            ),
+            gpus.OLD_FIELDS: (old, None),
+        },
+    )
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     assert gpus.listing() == gpus.Listing([{"index": 0, "uuid": "GPU-aaaa-0000", "name": "Tesla V100-SXM2-16GB"}])
     assert gpus.compute_capability(0) is None  # unknown: tf32 is then not refused at config time
@@ -110,8 +126,11 @@ def test_tf32_is_refused_at_config_time_on_a_gpu_below_compute_capability_8():
         raise ValueError(f"{key}: {problem}. Fix: {fix}")
 
     spec = {"type": "gpu", "index": 0, "precision": "tf32"}
-    with pytest.raises(ValueError, match=r"devices.gpu.precision: tf32 needs compute capability 8.0 or newer, "
-                                         r"and GPU 0 has 7.0. Fix: use float32"):  # fmt: skip
+    with pytest.raises(
+        ValueError,
+        match=r"devices.gpu.precision: tf32 needs compute capability 8.0 or newer, "
+        r"and GPU 0 has 7.0. Fix: use float32",
+    ):
         devices.Gpu.check_precision("gpu", spec, fail, capability=(7, 0))
     devices.Gpu.check_precision("gpu", spec, fail, capability=(9, 0))  # an H200: accepted
     devices.Gpu.check_precision("gpu", {**spec, "precision": "float32"}, fail, capability=(7, 0))
@@ -127,18 +146,28 @@ def test_the_report_says_why_devices_auto_found_no_gpu(tmp_path, monkeypatch):
     """From nvidia-smi's answer at config time to the report's warning."""
     import copy
 
-    from conftest import ROOT, crafted_tables, make_record
+    from crafted import crafted_tables, make_record
+
+    from conftest import ROOT
     from mnist_speedup.analysis import checks
     from mnist_speedup.config import parse as config_check
 
     failing = "nvidia-smi failed (exit status 9): NVIDIA-SMI has failed"
     _smi(monkeypatch, {gpus.FIELDS: (None, failing)})
-    base = {"mirrors": ["/data/mnist"], "devices": "auto", "baseline": "cpu", "seeds": [1, 2],
-            "batch_sizes": [100], "epochs": 3, "warmup_epochs": 1}  # fmt: skip
+    base = {
+        "mirrors": ["/data/mnist"],
+        "devices": "auto",
+        "baseline": "cpu",
+        "seeds": [1, 2],
+        "batch_sizes": [100],
+        "epochs": 3,
+        "warmup_epochs": 1,
+    }
     config = config_check.parse(copy.deepcopy(base), None, ROOT / "workflow/schemas/config.schema.yaml")
     assert config["_no_gpu_reason"] == failing and set(config["devices"]) == {"cpu", "cpu1"}
-    summary = crafted_tables(tmp_path, [make_record(d, 100, s, threads=t) for d, t in (("cpu", 2), ("cpu1", 1))
-                                        for s in (1, 2)])[0]  # fmt: skip
+    summary = crafted_tables(
+        tmp_path, [make_record(d, 100, s, threads=t) for d, t in (("cpu", 2), ("cpu1", 1)) for s in (1, 2)]
+    )[0]
     shown = {"devices_auto": True, "no_gpu_reason": config["_no_gpu_reason"]}
     assert f"(`devices: auto`: {failing})" in checks.no_accelerator(summary, shown)[0]
 

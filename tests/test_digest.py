@@ -9,28 +9,69 @@ SCRIPTS = ROOT / "workflow" / "scripts"
 #: what the training process runs, by hand from reading the imports of
 #: scripts/train.py and of each module it reaches
 TRAINING = {
-    "__init__.py", "atomic.py", "rulescript.py",
-    "spec/__init__.py", "spec/devices.py", "spec/frameworks.py", "spec/gpus.py", "spec/platforms.py",
-    "spec/precisions.py", "spec/run.py", "spec/schema.py", "spec/workloads.py",
-    "data/__init__.py", "data/mnist.py", "data/urls.py",
-    "measure/__init__.py", "measure/calibrate.py", "measure/energy.py", "measure/environment.py",
-    "measure/cudalibs.py", "measure/hostlock.py", "measure/interference.py", "measure/measurements.py",
-    "measure/budget.py", "measure/progress.py", "measure/record.py", "measure/trainer.py",
-    "measure/frameworks/__init__.py", "measure/frameworks/base.py",
-    "measure/frameworks/jax/__init__.py", "measure/frameworks/jax/backend.py",
-    "measure/frameworks/jax/networks.py", "measure/frameworks/jax/training.py",
-    "measure/frameworks/tensorflow/__init__.py", "measure/frameworks/tensorflow/backend.py",
-    "measure/frameworks/tensorflow/networks.py", "measure/frameworks/tensorflow/numerics.py",
+    "__init__.py",
+    "atomic.py",
+    "rulescript.py",
+    "spec/__init__.py",
+    "spec/devices.py",
+    "spec/frameworks.py",
+    "spec/gpus.py",
+    "spec/platforms.py",
+    "spec/precisions.py",
+    "spec/run.py",
+    "spec/schema.py",
+    "spec/workloads.py",
+    "data/__init__.py",
+    "data/mnist.py",
+    "data/urls.py",
+    "measure/__init__.py",
+    "measure/calibrate.py",
+    "measure/energy.py",
+    "measure/environment.py",
+    "measure/cudalibs.py",
+    "measure/hostlock.py",
+    "measure/interference.py",
+    "measure/measurements.py",
+    "measure/budget.py",
+    "measure/progress.py",
+    "measure/record.py",
+    "measure/trainer.py",
+    "measure/frameworks/__init__.py",
+    "measure/frameworks/base.py",
+    "measure/frameworks/jax/__init__.py",
+    "measure/frameworks/jax/backend.py",
+    "measure/frameworks/jax/networks.py",
+    "measure/frameworks/jax/training.py",
+    "measure/frameworks/tensorflow/__init__.py",
+    "measure/frameworks/tensorflow/backend.py",
+    "measure/frameworks/tensorflow/networks.py",
+    "measure/frameworks/tensorflow/numerics.py",
     "measure/frameworks/tensorflow/training.py",
-    "measure/frameworks/pytorch/__init__.py", "measure/frameworks/pytorch/backend.py",
-    "measure/frameworks/pytorch/networks.py", "measure/frameworks/pytorch/numerics.py",
+    "measure/frameworks/pytorch/__init__.py",
+    "measure/frameworks/pytorch/backend.py",
+    "measure/frameworks/pytorch/networks.py",
+    "measure/frameworks/pytorch/numerics.py",
     "measure/frameworks/pytorch/training.py",
-    "measure/invocation.py", "records/__init__.py", "records/attempts.py", "records/seal.py",
-}  # fmt: skip
+    "measure/invocation.py",
+    "records/__init__.py",
+    "records/attempts.py",
+    "records/seal.py",
+}
 #: the analysis and presentation, which no training may depend on
-ANALYSIS = ("analysis/stats.py", "analysis/compare.py", "analysis/tta.py", "analysis/parity.py",
-            "analysis/scaling.py", "analysis/drift.py", "analysis/checks.py", "analysis/aggregate.py",
-            "analysis/summary.py", "analysis/replication.py", "report/figure.py", "report/markdown.py")  # fmt: skip
+ANALYSIS = (
+    "analysis/stats.py",
+    "analysis/compare.py",
+    "analysis/tta.py",
+    "analysis/parity.py",
+    "analysis/scaling.py",
+    "analysis/drift.py",
+    "analysis/checks.py",
+    "analysis/aggregate.py",
+    "analysis/summary.py",
+    "analysis/replication.py",
+    "report/figure.py",
+    "report/markdown.py",
+)
 #: the drawing and the Markdown report, which the tables do not depend on
 PRESENTATION = ("report/figure.py", "report/drawings.py", "report/markdown.py", "report/sections/speedup.py")
 
@@ -78,4 +119,7 @@ def test_an_import_in_any_block_is_found_and_an_edited_file_is_read_again(tmp_pa
         "    with open(x):\n        from mnist_speedup import rulescript\n"
     )
     assert codedigest._imported(module, "mnist_speedup") == {
-        "mnist_speedup", "mnist_speedup.atomic", "mnist_speedup.rulescript"}  # fmt: skip
+        "mnist_speedup",
+        "mnist_speedup.atomic",
+        "mnist_speedup.rulescript",
+    }

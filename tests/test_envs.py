@@ -39,8 +39,15 @@ def test_envs_parse_and_agree_with_pyproject():
     pins["jax[cuda12]"] = pins["jax"]  # the JAX GPU env: the same jax with its CUDA 12 plugin
     pins |= pyproject_extra_pins("pytorch")
     envs = sorted((ROOT / "envs").glob("*.yaml"))
-    assert {p.name for p in envs} == {"workflow.yaml", "tensorflow.yaml", "tensorflow-gpu.yaml", "jax.yaml",
-                                      "jax-gpu.yaml", "pytorch.yaml", "pytorch-gpu.yaml"}  # fmt: skip
+    assert {p.name for p in envs} == {
+        "workflow.yaml",
+        "tensorflow.yaml",
+        "tensorflow-gpu.yaml",
+        "jax.yaml",
+        "jax-gpu.yaml",
+        "pytorch.yaml",
+        "pytorch-gpu.yaml",
+    }
     for path in envs:
         env, pinned = env_pins(path)
         assert "python=3.11" in env["dependencies"], path

@@ -7,13 +7,21 @@ import copy
 import json
 
 import pytest
+from crafted import make_record, write_records
 
-from conftest import ROOT, make_record, write_records
+from conftest import ROOT
 from mnist_speedup.config import parse as config_check
 
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
-BASE = {"mirrors": ["/data/mnist"], "devices": {"cpu": {"type": "cpu", "threads": 2}}, "baseline": "cpu",
-        "seeds": [1, 2], "batch_sizes": [100], "epochs": 3, "warmup_epochs": 1}  # fmt: skip
+BASE = {
+    "mirrors": ["/data/mnist"],
+    "devices": {"cpu": {"type": "cpu", "threads": 2}},
+    "baseline": "cpu",
+    "seeds": [1, 2],
+    "batch_sizes": [100],
+    "epochs": 3,
+    "warmup_epochs": 1,
+}
 
 
 def refusal(folder) -> str:
@@ -26,8 +34,7 @@ def refusal(folder) -> str:
 
 def test_a_folder_in_this_versions_layout_passes(tmp_path):
     write_records(tmp_path / "other", [make_record("cpu", 100, 1)])
-    config = config_check.parse(copy.deepcopy(BASE) | {"extra_runs": [str(tmp_path / "other")]}, None, SCHEMA,
-                                gpus=[])  # fmt: skip
+    config = config_check.parse(copy.deepcopy(BASE) | {"extra_runs": [str(tmp_path / "other")]}, None, SCHEMA, gpus=[])
     assert config["extra_runs"] == [str(tmp_path / "other")]
 
 

@@ -3,8 +3,8 @@
 
 import numpy as np
 import pytest
+from crafted import crafted_tables, make_record
 
-from conftest import crafted_tables, make_record
 from mnist_speedup.analysis import tta
 from mnist_speedup.report import figure
 from mnist_speedup.spec.devices import labels_of
@@ -24,8 +24,7 @@ def records(devices, seeds, batch_sizes=(100, 500), spread=0.01):
 
 def draw(tmp_path, devices, seeds, **kw):
     summary, speedup, _, curves = crafted_tables(tmp_path, records(devices, seeds, **kw), baseline="cpu", target=0.9)
-    fig = figure.draw(summary, speedup, "cpu", {"formats": ["png"]}, tta.mean_curves(curves), 0.9,
-                      labels_of(summary))  # fmt: skip
+    fig = figure.draw(summary, speedup, "cpu", {"formats": ["png"]}, tta.mean_curves(curves), 0.9, labels_of(summary))
     return fig, summary, speedup
 
 
@@ -93,8 +92,10 @@ def test_panels_a_and_b_use_one_estimator(tmp_path):
 
 def test_clipped_interval_is_marked_at_the_edge(tmp_path):
     recs = [make_record("cpu", 100, s, [1.0, t, t]) for s, t in zip((1, 2, 3), (1.0, 1.02, 1.01))]
-    recs += [make_record("gpu", 100, s, [0.5, t, t], threads=2, environment={"machine_id": "other"})
-             for s, t in zip((1, 2, 3), (0.1, 0.2, 0.15))]  # fmt: skip
+    recs += [
+        make_record("gpu", 100, s, [0.5, t, t], threads=2, environment={"machine_id": "other"})
+        for s, t in zip((1, 2, 3), (0.1, 0.2, 0.15))
+    ]
     summary, speedup, _, curves = crafted_tables(tmp_path, recs)
     gpu = speedup[speedup.device == "gpu"].iloc[0]
     fig = figure.draw(summary, speedup, "cpu", None, tta.mean_curves(curves), 0.9)

@@ -16,8 +16,10 @@ pytest.importorskip("jax")
 
 def _run(tmp_path, probe_each_run: bool) -> dict:
     rng = np.random.default_rng(0)
-    arrays = {f"x_{k}": rng.integers(0, 255, (n, 28, 28), dtype=np.uint8) for k, n in
-              (("train", 200), ("val", 50), ("test", 50))}  # fmt: skip
+    arrays = {
+        f"x_{k}": rng.integers(0, 255, (n, 28, 28), dtype=np.uint8)
+        for k, n in (("train", 200), ("val", 50), ("test", 50))
+    }
     arrays |= {f"y_{k}": rng.integers(0, 10, len(arrays[f"x_{k}"])).astype(np.uint8) for k in ("train", "val", "test")}
     np.savez(tmp_path / "d.npz", **arrays)
     code = textwrap.dedent(f"""
@@ -39,7 +41,7 @@ def _run(tmp_path, probe_each_run: bool) -> dict:
 
 
 def test_a_run_without_its_own_probe_records_none_and_spends_nothing_on_it(tmp_path):
-    from conftest import record_refusal
+    from crafted import record_refusal
 
     probed, unprobed = _run(tmp_path, True), _run(tmp_path, False)
     assert probed["device_rate_probe"]["flops_per_s_median"] > 0 and probed["setup_s"]["rate_probe_s"] > 0

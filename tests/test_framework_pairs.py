@@ -1,7 +1,8 @@
 """Frameworks side by side (issue 38.5): every pair of frameworks on the same hardware and precision,
 with a paired interval and parity, in the report and in a figure."""
 
-from conftest import crafted_tables, make_record, report_tables
+from crafted import crafted_tables, make_record, report_tables
+
 from mnist_speedup.analysis import frameworks as pairs_of
 from mnist_speedup.analysis import placing
 from mnist_speedup.report import figure, framework_figure, markdown
@@ -14,9 +15,17 @@ def _records(**extra):
     for label, fw in (("cpu", "tensorflow"), ("cpu-jax", "jax"), ("cpu-pt", "pytorch")):
         for s in (1, 2, 3):
             t = TIMES[fw] * (1 + 0.01 * s) + 0.004 * ((s * 7 + len(fw)) % 3)  # a shared drift, and some noise
-            recs.append(make_record(label, 100, s, epoch_s=(t, t, t * 1.001),
-                                    device_spec={"type": "cpu", "threads": 2, "framework": fw},
-                                    environment={"framework": fw}, **extra))  # fmt: skip
+            recs.append(
+                make_record(
+                    label,
+                    100,
+                    s,
+                    epoch_s=(t, t, t * 1.001),
+                    device_spec={"type": "cpu", "threads": 2, "framework": fw},
+                    environment={"framework": fw},
+                    **extra,
+                )
+            )
     return recs
 
 
@@ -66,11 +75,15 @@ def test_the_kept_three_framework_run_has_bounded_paired_intervals_and_parity_fo
     summary, curves = aggregate.load_runs([], [tmp_path / "u"], [])
     summary = summary.merge(tta.per_run(curves, 0.9), on=["workload", "device", "batch_size", "seed"])
     pairs = pairs_of.pairs(summary, 0.9, 0.005)
-    got = {(a, b): (f"{s:.2f}", f"{lo:.2f}", f"{hi:.2f}", p)
-           for a, b, s, lo, hi, p in zip(pairs["first"], pairs.second, pairs.speedup, pairs.low, pairs.high, pairs.parity)}  # fmt: skip
-    assert got == {("tf", "jax"): ("0.98", "0.83", "1.15", "PASS"),
-                   ("tf", "pytorch"): ("0.63", "0.56", "0.70", "PASS"),
-                   ("jax", "pytorch"): ("0.64", "0.60", "0.70", "PASS")}  # fmt: skip
+    got = {
+        (a, b): (f"{s:.2f}", f"{lo:.2f}", f"{hi:.2f}", p)
+        for a, b, s, lo, hi, p in zip(pairs["first"], pairs.second, pairs.speedup, pairs.low, pairs.high, pairs.parity)
+    }
+    assert got == {
+        ("tf", "jax"): ("0.98", "0.83", "1.15", "PASS"),
+        ("tf", "pytorch"): ("0.63", "0.56", "0.70", "PASS"),
+        ("jax", "pytorch"): ("0.64", "0.60", "0.70", "PASS"),
+    }
     assert pairs.method.str.contains("paired means").all()
 
 
@@ -83,8 +96,16 @@ def _gpu_and_host(gpu_pt=0.1):
         for s in (1, 2, 3):
             noise = {1: 0.01, 2: -0.01, 3: 0.0}[s] if kind == "gpu" else 0.0  # the GPU's own, beside a shared drift
             t = t0 * (1 + 0.02 * s) * (1 + noise)
-            recs.append(make_record(f"{kind}-{fw}", 100, s, epoch_s=(t, t, t * 1.001), device_spec=spec,
-                                    environment={"framework": fw, "gpu_name": "H100" if kind == "gpu" else None}))  # fmt: skip
+            recs.append(
+                make_record(
+                    f"{kind}-{fw}",
+                    100,
+                    s,
+                    epoch_s=(t, t, t * 1.001),
+                    device_spec=spec,
+                    environment={"framework": fw, "gpu_name": "H100" if kind == "gpu" else None},
+                )
+            )
     return recs
 
 

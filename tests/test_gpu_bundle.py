@@ -63,11 +63,15 @@ def test_the_gpu_is_faster_at_every_setting_and_the_missing_interval_is_explaine
 KEPT_SHA256 = "0ab69d0c58b4a3b1e959c2d0d86a4de611ec01f2634f34cd3d45057af367e12d"
 #: its per-cell figures as the report prints them: (workload, batch size, device) -> (n, mean epoch s, speedup)
 KEPT_CELLS = {
-    ("cnn", 100, "cpu"): (1, "2.346", "1.00"), ("cnn", 100, "gpu"): (1, "0.045", "52.40"),
-    ("cnn", 2000, "cpu"): (1, "1.833", "1.00"), ("cnn", 2000, "gpu"): (1, "0.023", "80.79"),
-    ("mlp", 100, "cpu"): (1, "0.354", "1.00"), ("mlp", 100, "gpu"): (1, "0.012", "30.28"),
-    ("mlp", 2000, "cpu"): (1, "0.113", "1.00"), ("mlp", 2000, "gpu"): (1, "0.005", "24.00"),
-}  # fmt: skip
+    ("cnn", 100, "cpu"): (1, "2.346", "1.00"),
+    ("cnn", 100, "gpu"): (1, "0.045", "52.40"),
+    ("cnn", 2000, "cpu"): (1, "1.833", "1.00"),
+    ("cnn", 2000, "gpu"): (1, "0.023", "80.79"),
+    ("mlp", 100, "cpu"): (1, "0.354", "1.00"),
+    ("mlp", 100, "gpu"): (1, "0.012", "30.28"),
+    ("mlp", 2000, "cpu"): (1, "0.113", "1.00"),
+    ("mlp", 2000, "gpu"): (1, "0.005", "24.00"),
+}
 
 
 def test_the_kept_bundle_is_pinned_byte_for_byte_and_cell_by_cell(tables):
@@ -78,6 +82,8 @@ def test_the_kept_bundle_is_pinned_byte_for_byte_and_cell_by_cell(tables):
 
     assert hashlib.sha256(KEPT.read_bytes()).hexdigest() == KEPT_SHA256
     _, _, _, speedup = tables
-    cells = {(r.workload, int(r.batch_size), r.device): (int(r.n), f"{r.epoch_s_mean:.3f}", f"{r.speedup:.2f}")
-             for _, r in speedup.iterrows()}  # fmt: skip
+    cells = {
+        (r.workload, int(r.batch_size), r.device): (int(r.n), f"{r.epoch_s_mean:.3f}", f"{r.speedup:.2f}")
+        for _, r in speedup.iterrows()
+    }
     assert cells == KEPT_CELLS

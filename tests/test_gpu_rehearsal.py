@@ -48,8 +48,15 @@ def stand_in(workdir, sums):
             spec.update(type="cpu")
             spec.pop("index")
         spec["threads"] = 1
-    config |= {"validation_size": 200, "target_accuracy": 0.3, "mnist_sha256": sums, "epochs": 2, "seeds": [1, 2, 3],
-               "batch_sizes": [500, 100], "calibration": {"square_size": 128, "repeats": 3}}  # fmt: skip
+    config |= {
+        "validation_size": 200,
+        "target_accuracy": 0.3,
+        "mnist_sha256": sums,
+        "epochs": 2,
+        "seeds": [1, 2, 3],
+        "batch_sizes": [500, 100],
+        "calibration": {"square_size": 128, "repeats": 3},
+    }
     path = workdir / "config" / "gpu-stand-in.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     return path, config
@@ -59,12 +66,19 @@ def call(workdir, mirror, out, config, deadline_s=DEADLINE_S, kill_when=None):
     """One call of gpu_run.sh: (exit status, output). ``kill_when()`` true: the whole call is killed
     (SIGKILL), as the device tool ends it."""
     cmd = ["bash", "benchmarks/gpu_run.sh", "-", str(mirror), str(out)]
-    env = {"PATH": f"{sys.prefix}/bin:/usr/bin:/bin", "HOME": str(workdir), "CONFIG": str(config),
-           "DEADLINE_S": str(deadline_s), "RESERVE_S": str(RESERVE_S), "MNIST_SPEEDUP_LOCK_DIR": str(workdir)}  # fmt: skip
+    env = {
+        "PATH": f"{sys.prefix}/bin:/usr/bin:/bin",
+        "HOME": str(workdir),
+        "CONFIG": str(config),
+        "DEADLINE_S": str(deadline_s),
+        "RESERVE_S": str(RESERVE_S),
+        "MNIST_SPEEDUP_LOCK_DIR": str(workdir),
+    }
     log = out.with_suffix(".log")
     with log.open("w") as sink:
-        proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=sink, stderr=subprocess.STDOUT, text=True,
-                                start_new_session=True)  # fmt: skip
+        proc = subprocess.Popen(
+            cmd, cwd=workdir, env=env, stdout=sink, stderr=subprocess.STDOUT, text=True, start_new_session=True
+        )
         t0 = time.time()
         while proc.poll() is None and time.time() - t0 < (KILL_BY_S if kill_when else deadline_s + 60):
             if kill_when and kill_when():
@@ -92,8 +106,17 @@ def calls(tmp_path_factory):
     killed = call(workdir, root / "mirror", root / "out1", config_path, FIRST_DEADLINE_S, first_block_landed)
     t0 = time.time()
     rc, output = call(workdir, root / "mirror", root / "out2", config_path)
-    return {"workdir": workdir, "out1": root / "out1", "out2": root / "out2", "config": config,
-            "killed": killed, "rc": rc, "output": output, "elapsed": time.time() - t0, "t0": t0}  # fmt: skip
+    return {
+        "workdir": workdir,
+        "out1": root / "out1",
+        "out2": root / "out2",
+        "config": config,
+        "killed": killed,
+        "rc": rc,
+        "output": output,
+        "elapsed": time.time() - t0,
+        "t0": t0,
+    }
 
 
 def test_a_killed_call_leaves_a_verified_partial_bundle(calls):
@@ -116,8 +139,9 @@ def test_the_next_call_is_not_blocked_and_keeps_inside_its_deadline(calls):
     late = [r["finished_at"] for r in finished if dt.datetime.fromisoformat(r["finished_at"]).timestamp() > budget_end]
     assert late == []  # no run ran past the time budget
     frameworks = {r["environment"]["framework"] for r in finished}  # the machine's own versions, recorded
-    assert frameworks == {"jax", "pytorch"} and all(r["environment"]["torch"] for r in finished if
-                                                    r["environment"]["framework"] == "pytorch")  # fmt: skip
+    assert frameworks == {"jax", "pytorch"} and all(
+        r["environment"]["torch"] for r in finished if r["environment"]["framework"] == "pytorch"
+    )
 
 
 def test_it_returns_at_most_8_files_and_every_bundle_verifies(calls):

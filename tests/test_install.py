@@ -34,8 +34,14 @@ def requirements(extras) -> list[Requirement]:
 
 
 def tensorflow_distributions(extras, platform: dict) -> set[str]:
-    env = {"python_version": "3.11", "python_full_version": "3.11.7", "implementation_name": "cpython",
-           "platform_python_implementation": "CPython", "os_name": "posix", **platform}  # fmt: skip
+    env = {
+        "python_version": "3.11",
+        "python_full_version": "3.11.7",
+        "implementation_name": "cpython",
+        "platform_python_implementation": "CPython",
+        "os_name": "posix",
+        **platform,
+    }
     names = set()
     for req in requirements(extras):
         for extra in [""] + sorted(extras):
@@ -63,10 +69,23 @@ def test_gpu_extra_brings_cuda_and_nvml_on_linux_x86_64():
 def test_pip_resolves_one_tensorflow(tmp_path, extra):
     report = tmp_path / "report.json"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet", "--report",
-         str(report), "-e", f".{extra}"],
-        cwd=ROOT, check=True, timeout=900,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--ignore-installed",
+            "--quiet",
+            "--report",
+            str(report),
+            "-e",
+            f".{extra}",
+        ],
+        cwd=ROOT,
+        check=True,
+        timeout=900,
+    )
     names = {canonicalize_name(i["metadata"]["name"]) for i in json.loads(report.read_text())["install"]}
     assert names & TENSORFLOWS == {"tensorflow"}
     if extra:
@@ -96,9 +115,27 @@ def test_every_cuda_wheel_is_pinned_exactly(extra):
 @pytest.mark.skipif(not os.environ.get("MNIST_SPEEDUP_PIP_RESOLVE"), reason="opt-in: needs the package index")
 def test_pip_resolves_the_cuda_wheels_to_exactly_the_pins(tmp_path):
     report = tmp_path / "report.json"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet", "--report",
-                    str(report), "-e", ".[gpu,jax-gpu]"], cwd=ROOT, check=True, timeout=1200)  # fmt: skip
-    resolved = {canonicalize_name(i["metadata"]["name"]): i["metadata"]["version"]
-                for i in json.loads(report.read_text())["install"]}  # fmt: skip
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--ignore-installed",
+            "--quiet",
+            "--report",
+            str(report),
+            "-e",
+            ".[gpu,jax-gpu]",
+        ],
+        cwd=ROOT,
+        check=True,
+        timeout=1200,
+    )
+    resolved = {
+        canonicalize_name(i["metadata"]["name"]): i["metadata"]["version"]
+        for i in json.loads(report.read_text())["install"]
+    }
     pins = _cuda_pins("gpu") | _cuda_pins("jax-gpu")
     assert {n: f"=={v}" for n, v in resolved.items() if n.endswith("-cu12")} == pins

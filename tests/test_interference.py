@@ -5,8 +5,8 @@ import sys
 import time
 
 import pandas as pd
+from crafted import crafted_tables, make_record
 
-from conftest import crafted_tables, make_record
 from mnist_speedup.analysis import checks
 from mnist_speedup.measure import interference
 
@@ -133,9 +133,12 @@ def test_a_process_list_call_of_another_error_class_gives_a_reason(monkeypatch):
     def processes(handle):
         raise NVMLLibraryMismatchError("no v3 symbol in this driver")
 
-    fake = types.SimpleNamespace(NVMLError=NVMLError, nvmlInit=lambda: None,
-                                 nvmlDeviceGetHandleByUUID=lambda u: "h",
-                                 nvmlDeviceGetComputeRunningProcesses=processes)  # fmt: skip
+    fake = types.SimpleNamespace(
+        NVMLError=NVMLError,
+        nvmlInit=lambda: None,
+        nvmlDeviceGetHandleByUUID=lambda u: "h",
+        nvmlDeviceGetComputeRunningProcesses=processes,
+    )
     monkeypatch.setitem(sys.modules, "pynvml", fake)
     meter = interference.GpuInterference("GPU-aaaa")
     meter.start()
@@ -152,8 +155,12 @@ def test_in_a_container_the_run_does_not_count_itself_and_says_why(monkeypatch):
     import types
 
     host_pids = [types.SimpleNamespace(pid=4_000_001), types.SimpleNamespace(pid=4_000_002)]  # us and one other
-    fake = types.SimpleNamespace(NVMLError=Exception, nvmlInit=lambda: None, nvmlDeviceGetHandleByUUID=lambda u: "h",
-                                 nvmlDeviceGetComputeRunningProcesses=lambda h: host_pids)  # fmt: skip
+    fake = types.SimpleNamespace(
+        NVMLError=Exception,
+        nvmlInit=lambda: None,
+        nvmlDeviceGetHandleByUUID=lambda u: "h",
+        nvmlDeviceGetComputeRunningProcesses=lambda h: host_pids,
+    )
     monkeypatch.setitem(sys.modules, "pynvml", fake)
     meter = interference.GpuInterference("GPU-aaaa")
     meter.start()
@@ -170,10 +177,13 @@ def test_a_run_whose_threads_outnumber_the_free_cores_is_flagged(tmp_path):
     def busy(cores):
         return {"source": "x", "reason": None, "epoch_other_cores": [0.0, cores, cores]}
 
-    recs = [make_record("cpu", 100, s, interference=busy(0.9 if s == 1 else 0.3), environment={"logical_cores": 2})
-            for s in (1, 2)]  # fmt: skip
-    recs += [make_record("cpu1", 100, s, threads=1, interference=busy(0.9), environment={"logical_cores": 2})
-             for s in (1, 2)]  # fmt: skip
+    recs = [
+        make_record("cpu", 100, s, interference=busy(0.9 if s == 1 else 0.3), environment={"logical_cores": 2})
+        for s in (1, 2)
+    ]
+    recs += [
+        make_record("cpu1", 100, s, threads=1, interference=busy(0.9), environment={"logical_cores": 2}) for s in (1, 2)
+    ]
     summary, _, _, _ = crafted_tables(tmp_path, recs)
     assert list(checks.oversubscribed(summary)[["device", "seed"]].itertuples(index=False, name=None)) == [("cpu", 1)]
     (warning,) = checks.oversubscription(summary)

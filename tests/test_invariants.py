@@ -5,8 +5,8 @@ Seen failing: with records/invariants.py's INVARIANTS emptied, every test below 
 import copy
 
 import pytest
+from crafted import make_record, record_refusal
 
-from conftest import make_record, record_refusal
 from mnist_speedup.records import invariants
 
 _refusal = record_refusal
@@ -39,9 +39,15 @@ def test_the_specs_precision_must_be_the_numerics():
     assert "`numerics.compute_dtype` is 'bfloat16', not float32's float32" in _refusal(r)
 
 
-@pytest.mark.parametrize(("section", "key", "value"), [("numerics", "tf32", True), ("environment", "tf32", True),
-                                                       ("environment", "torch_cudnn_tf32", True),
-                                                       ("numerics", "matmul_precision", "tensorfloat32")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("section", "key", "value"),
+    [
+        ("numerics", "tf32", True),
+        ("environment", "tf32", True),
+        ("environment", "torch_cudnn_tf32", True),
+        ("numerics", "matmul_precision", "tensorfloat32"),
+    ],
+)
 def test_a_float32_record_with_tf32_on_is_refused(section, key, value):
     r = _record(numerics={"precision": "float32", "compute_dtype": "float32", "jit_compile": False})
     r[section][key] = value
@@ -57,8 +63,13 @@ def test_the_final_validation_accuracy_is_the_last_epochs():
 
 def test_energy_per_epoch_and_watts_are_the_per_epoch_joules():
     """1e-9 J at 99,999 W was reported as "0.0 J"."""
-    joules = {"source": "RAPL", "reason": None, "epoch_joules": [10.0, 12.0], "joules_per_epoch": 1e-9,
-              "mean_watts": 99_999.0}  # fmt: skip
+    joules = {
+        "source": "RAPL",
+        "reason": None,
+        "epoch_joules": [10.0, 12.0],
+        "joules_per_epoch": 1e-9,
+        "mean_watts": 99_999.0,
+    }
     assert "`energy.joules_per_epoch` is 1e-09 but the per-epoch joules average 11.0" in _refusal(
         _record(energy=joules)
     )
@@ -138,9 +149,14 @@ def test_a_warm_up_as_long_as_the_run_is_refused_with_both_numbers():
 
 def test_steps_skipped_by_float16s_loss_scaling_are_taken_from_the_count():
     """A survivor of the 2026-12-07 mutation run: no test had a skipped step, so reading the wrong key passed."""
-    r = _record(numerics={"precision": "float32", "compute_dtype": "float32", "jit_compile": False,
-                          "loss_scaling": {"skipped_steps": 1, "final_scale": 16384.0,
-                                           "skipped_steps_per_epoch": [0, 1, 0]}})  # fmt: skip
+    r = _record(
+        numerics={
+            "precision": "float32",
+            "compute_dtype": "float32",
+            "jit_compile": False,
+            "loss_scaling": {"skipped_steps": 1, "final_scale": 16384.0, "skipped_steps_per_epoch": [0, 1, 0]},
+        }
+    )
     r["loop"]["optimizer_steps_per_epoch"] = [10, 9, 10]
     assert _refusal(r) is None
     r["loop"]["optimizer_steps_per_epoch"] = [10, 10, 10]

@@ -100,8 +100,13 @@ def _float16_state(workload, scale, good=0):
     optimizer = networks.tf_adam(jax, 1e-3, 0.9, 0.999, 1e-8)
     params = networks.init_params(jax, workload, 0)
     scaling = {"scale": jax.numpy.float32(scale), "good": jax.numpy.int32(good), "skipped": jax.numpy.int32(0)}
-    state = {"params": params, "opt": optimizer.init(params), "key": jax.random.PRNGKey(1), "scaling": scaling,
-             "steps": jax.numpy.int32(0)}  # fmt: skip
+    state = {
+        "params": params,
+        "opt": optimizer.init(params),
+        "key": jax.random.PRNGKey(1),
+        "scaling": scaling,
+        "steps": jax.numpy.int32(0),
+    }
     return jax.jit(networks.make_step(jax, workload, optimizer, "mixed_float16")), state
 
 
@@ -117,8 +122,10 @@ def test_float16_loss_scaling_skips_counts_and_grows():
     after, _ = step(state, x, y)
     assert int(after["scaling"]["skipped"]) == 1 and int(after["steps"]) == 0
     assert float(after["scaling"]["scale"]) == pytest.approx(5e29)
-    assert all(np.array_equal(a, b) for a, b in zip(jax.tree_util.tree_leaves(after["params"]),
-                                                     jax.tree_util.tree_leaves(state["params"])))  # fmt: skip
+    assert all(
+        np.array_equal(a, b)
+        for a, b in zip(jax.tree_util.tree_leaves(after["params"]), jax.tree_util.tree_leaves(state["params"]))
+    )
     step, state = _float16_state(workload, 1.0, good=precisions.GROWTH_STEPS - 1)
     after, _ = step(state, x, y)
     assert int(after["steps"]) == 1 and int(after["scaling"]["skipped"]) == 0
@@ -193,8 +200,17 @@ def test_one_thread_means_one_core_measured_and_versions_are_recorded(tmp_path):
 
 
 def parsed(devices: dict) -> dict:
-    config = {"mirrors": ["/data/mnist"], "mnist_sha256": {}, "devices": devices, "baseline": "cpu",
-              "extra_runs": [], "seeds": [1, 2], "batch_sizes": [100], "epochs": 3, "warmup_epochs": 1}  # fmt: skip
+    config = {
+        "mirrors": ["/data/mnist"],
+        "mnist_sha256": {},
+        "devices": devices,
+        "baseline": "cpu",
+        "extra_runs": [],
+        "seeds": [1, 2],
+        "batch_sizes": [100],
+        "epochs": 3,
+        "warmup_epochs": 1,
+    }
     return config_check.parse(copy.deepcopy(config), None, SCHEMA, gpus=[])
 
 
@@ -223,9 +239,16 @@ def test_the_warm_up_step_leaves_the_initial_weights_and_counts_no_step():
     from mnist_speedup.spec import devices, run
 
     spec = run.RunSpec.with_defaults(
-        workload="m", workload_spec={"type": "mlp", "hidden": [16]}, device="cpu",
+        workload="m",
+        workload_spec={"type": "mlp", "hidden": [16]},
+        device="cpu",
         device_spec={"type": "cpu", "threads": devices.logical_cores(), "framework": "jax"},
-        batch_size=10, seed=1, epochs=2, warmup_epochs=1, step_samples=0)  # fmt: skip
+        batch_size=10,
+        seed=1,
+        epochs=2,
+        warmup_epochs=1,
+        step_samples=0,
+    )
     rng = np.random.default_rng(0)
     data = {k: rng.random((40, 784), dtype=np.float32) for k in ("x_train", "x_val", "x_test")}
     data |= {k: rng.integers(0, 10, 40) for k in ("y_train", "y_val", "y_test")}
@@ -238,15 +261,17 @@ def test_the_warm_up_step_leaves_the_initial_weights_and_counts_no_step():
     assert training.steps_done() == 4  # the epoch's loop runs exactly the steps asked
 
 
-@pytest.mark.parametrize(("precision", "matmul"), [("float32", "highest"), ("tf32", "tensorfloat32"),
-                                                   ("mixed_bfloat16", "default")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("precision", "matmul"), [("float32", "highest"), ("tf32", "tensorfloat32"), ("mixed_bfloat16", "default")]
+)
 def test_jax_float32_is_full_float32_and_tf32_only_where_asked(precision, matmul):
     """JAX's default matmul precision on a GPU is not float32: float32 sets
     `highest`, tf32 `tensorfloat32`; the record says which."""
     from mnist_speedup.spec import devices
 
-    framework = frameworks.open_device({"type": "cpu", "threads": devices.logical_cores(), "framework": "jax",
-                                        "precision": precision})  # fmt: skip
+    framework = frameworks.open_device(
+        {"type": "cpu", "threads": devices.logical_cores(), "framework": "jax", "precision": precision}
+    )
     assert framework.matmul_precision == matmul == jax.config.jax_default_matmul_precision
     assert framework.environment()["jax_matmul_precision"] == matmul
     jax.config.update("jax_default_matmul_precision", "highest")

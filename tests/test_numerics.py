@@ -7,8 +7,9 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
+from crafted import crafted_tables, make_record
 
-from conftest import ROOT, crafted_tables, make_record
+from conftest import ROOT
 from mnist_speedup.analysis import parity
 from mnist_speedup.config import parse as config_check
 from mnist_speedup.measure import frameworks
@@ -38,8 +39,12 @@ def parsed(devices_):
 
 
 def test_numerics_default_to_float32_without_xla_and_are_kept():
-    config = parsed({"cpu": {"type": "cpu", "threads": 1}, "bf": {"type": "cpu", "threads": 1,
-                                                                   "precision": "mixed_bfloat16", "jit_compile": True}})  # fmt: skip
+    config = parsed(
+        {
+            "cpu": {"type": "cpu", "threads": 1},
+            "bf": {"type": "cpu", "threads": 1, "precision": "mixed_bfloat16", "jit_compile": True},
+        }
+    )
     assert config["devices"]["cpu"] | {"precision": "float32", "jit_compile": False} == config["devices"]["cpu"]
     assert config["devices"]["bf"]["precision"] == "mixed_bfloat16" and config["devices"]["bf"]["jit_compile"]
     assert config["_warnings"] == []
@@ -54,8 +59,9 @@ def test_an_unknown_precision_is_refused_with_the_fix():
 
 
 def test_float16_on_a_cpu_warns_that_it_is_emulated():
-    config = parsed({"cpu": {"type": "cpu", "threads": 1}, "h": {"type": "cpu", "threads": 1,
-                                                                  "precision": "mixed_float16"}})  # fmt: skip
+    config = parsed(
+        {"cpu": {"type": "cpu", "threads": 1}, "h": {"type": "cpu", "threads": 1, "precision": "mixed_float16"}}
+    )
     (warning,) = config["_warnings"]
     assert warning.startswith("devices.h: mixed_float16 on a CPU is emulated on most CPUs")
 
@@ -140,9 +146,17 @@ def test_a_float16_training_step_that_overflows_changes_no_weight():
     gradient overflows, so the step is skipped, counted, and no weight moves."""
 
     tf, tl = _tf()
-    spec = run.RunSpec.with_defaults(workload="m", workload_spec={"type": "mlp", "hidden": [32]}, device="cpu",
-                                     device_spec={"type": "cpu", "threads": 1, "precision": "mixed_float16"},
-                                     batch_size=10, seed=1, epochs=2, warmup_epochs=1, step_samples=0)  # fmt: skip
+    spec = run.RunSpec.with_defaults(
+        workload="m",
+        workload_spec={"type": "mlp", "hidden": [32]},
+        device="cpu",
+        device_spec={"type": "cpu", "threads": 1, "precision": "mixed_float16"},
+        batch_size=10,
+        seed=1,
+        epochs=2,
+        warmup_epochs=1,
+        step_samples=0,
+    )
     rng = np.random.default_rng(0)
     data = {k: rng.random((40, 784), dtype=np.float32) for k in ("x_train", "x_val", "x_test")}
     data |= {k: rng.integers(0, 10, 40) for k in ("y_train", "y_val", "y_test")}
@@ -167,8 +181,11 @@ def _runs(device, epochs_to_target, final=0.96, epochs=6):
     """Runs whose validation accuracy reaches 0.95 at the given epochs (None: never)."""
     out = []
     for seed, reach in enumerate(epochs_to_target, start=1):
-        curve = [0.5 + 0.01 * i for i in range(epochs)] if reach is None else [
-            0.90 if e < reach else final for e in range(1, epochs + 1)]  # fmt: skip
+        curve = (
+            [0.5 + 0.01 * i for i in range(epochs)]
+            if reach is None
+            else [0.90 if e < reach else final for e in range(1, epochs + 1)]
+        )
         out.append(make_record(device, 100, seed, epoch_s=[1.0] * epochs, val_accuracy=curve))
     return out
 
@@ -225,28 +242,47 @@ def test_welch_one_sided_against_a_hand_computed_p():
 def test_a_failed_device_headline_quotes_no_training_speedup():
     from mnist_speedup.report.sections import headline
 
-    row = pd.Series({"device": "gpu-amp", "batch_size": 500, "speedup": 2.5, "parity": "FAIL",
-                     "parity_reason": "needs more epochs to 95% (5.0 against 4.0; one-sided Welch p = 0.001)"})  # fmt: skip
+    row = pd.Series(
+        {
+            "device": "gpu-amp",
+            "batch_size": 500,
+            "speedup": 2.5,
+            "parity": "FAIL",
+            "parity_reason": "needs more epochs to 95% (5.0 against 4.0; one-sided Welch p = 0.001)",
+        }
+    )
     sentence = headline._sentence(row, "gpu-amp", "cpu", "")
     assert sentence.startswith("gpu-amp did not train to the same quality as cpu at batch size 500 (needs more")
     assert "no training speedup is quoted" in sentence
 
 
-@pytest.mark.parametrize("device_spec, pipeline", [
-    ({"jit_compile": True}, "device"),
-    ({"jit_compile": True, "precision": "mixed_bfloat16"}, "device"),
-    ({"jit_compile": True, "precision": "mixed_float16"}, "device"),
-    ({"jit_compile": True}, "host"),  # XLA works with the host pipeline too, so it is not refused there
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "device_spec, pipeline",
+    [
+        ({"jit_compile": True}, "device"),
+        ({"jit_compile": True, "precision": "mixed_bfloat16"}, "device"),
+        ({"jit_compile": True, "precision": "mixed_float16"}, "device"),
+        ({"jit_compile": True}, "host"),  # XLA works with the host pipeline too, so it is not refused there
+    ],
+)
 def test_xla_compiles_and_trains_in_every_precision(device_spec, pipeline):
     """The compiled training function with jit_compile: every step of an
     epoch is applied and the loss falls on learnable data."""
 
     tf, tl = _tf()
-    spec = run.RunSpec.with_defaults(workload="m", workload_spec={"type": "mlp", "hidden": [32]}, device="cpu",
-                                     device_spec={"type": "cpu", "threads": 1, **device_spec},
-                                     batch_size=20, seed=1, epochs=2, warmup_epochs=1, step_samples=0,
-                                     input_pipeline=pipeline, steps_per_call=1 if pipeline == "host" else "epoch")  # fmt: skip
+    spec = run.RunSpec.with_defaults(
+        workload="m",
+        workload_spec={"type": "mlp", "hidden": [32]},
+        device="cpu",
+        device_spec={"type": "cpu", "threads": 1, **device_spec},
+        batch_size=20,
+        seed=1,
+        epochs=2,
+        warmup_epochs=1,
+        step_samples=0,
+        input_pipeline=pipeline,
+        steps_per_call=1 if pipeline == "host" else "epoch",
+    )
     rng = np.random.default_rng(0)
     y = rng.integers(0, 10, 200)
     x = (np.eye(10)[y].repeat(79, axis=1)[:, :784] + 0.1 * rng.random((200, 784))).astype(np.float32)
@@ -292,9 +328,17 @@ def test_xla_compiles_before_the_first_timed_epoch():
     Planted once: tracing with a [1, batch] index matrix failed."""
     from mnist_speedup.measure import trainer
 
-    spec = run.RunSpec.with_defaults(workload="m", workload_spec={"type": "mlp", "hidden": [64]}, device="cpu",
-                                     device_spec={"type": "cpu", "threads": 1, "jit_compile": True},
-                                     batch_size=50, seed=1, epochs=4, warmup_epochs=1, step_samples=0)  # fmt: skip
+    spec = run.RunSpec.with_defaults(
+        workload="m",
+        workload_spec={"type": "mlp", "hidden": [64]},
+        device="cpu",
+        device_spec={"type": "cpu", "threads": 1, "jit_compile": True},
+        batch_size=50,
+        seed=1,
+        epochs=4,
+        warmup_epochs=1,
+        step_samples=0,
+    )
     rng = np.random.default_rng(0)
     y = rng.integers(0, 10, 2000)
     x = rng.random((2000, 784), dtype=np.float32)

@@ -5,9 +5,10 @@ of the scaling figure drawn (31 (7))."""
 import numpy as np
 import pandas as pd
 import pytest
+from crafted import crafted_tables, make_record, report_tables
 
-from conftest import ROOT, crafted_tables, make_record, report_tables
-from mnist_speedup.report import drawings, figure, markdown, outputs
+from conftest import ROOT
+from mnist_speedup.report import drawings, markdown, outputs, scaling_figure
 from mnist_speedup.report.sections import figures as figures_section
 from mnist_speedup.spec import workloads
 
@@ -70,15 +71,33 @@ def _scaling_rows():
     rows = []
     for flops, ci in ((1e8, (np.nan, np.nan)), (2.5e9, (3.0, 5.0)), (1e10, (np.nan, np.nan))):
         for device in ("cpu", "gpu"):
-            rows.append({"workload": f"w{flops:.0e}", "workload_words": "MLP", "batch_size": 100, "device": device,
-                         "baseline": "cpu", "flops_per_step": flops, "speedup": 1.0 if device == "cpu" else 4.0,
-                         "speedup_ci_low": ci[0] if device == "gpu" else np.nan,
-                         "speedup_ci_high": ci[1] if device == "gpu" else np.nan, "n": 2,
-                         "achieved_flops_per_s": 1e11, "calibrated_flops_per_s": 2e11,
-                         "ci_method": "paired Fieller 95% CI", "speedup_ci_method": "paired Fieller 95% CI",
-                         "ci_level": 0.95, "device_type": "cpu", "threads": 2, "gpu_index": np.nan,
-                         "gpu_name": np.nan, "precision": "float32", "jit_compile": False,
-                         "framework": "tensorflow", "host": "h"})  # fmt: skip
+            rows.append(
+                {
+                    "workload": f"w{flops:.0e}",
+                    "workload_words": "MLP",
+                    "batch_size": 100,
+                    "device": device,
+                    "baseline": "cpu",
+                    "flops_per_step": flops,
+                    "speedup": 1.0 if device == "cpu" else 4.0,
+                    "speedup_ci_low": ci[0] if device == "gpu" else np.nan,
+                    "speedup_ci_high": ci[1] if device == "gpu" else np.nan,
+                    "n": 2,
+                    "achieved_flops_per_s": 1e11,
+                    "calibrated_flops_per_s": 2e11,
+                    "ci_method": "paired Fieller 95% CI",
+                    "speedup_ci_method": "paired Fieller 95% CI",
+                    "ci_level": 0.95,
+                    "device_type": "cpu",
+                    "threads": 2,
+                    "gpu_index": np.nan,
+                    "gpu_name": np.nan,
+                    "precision": "float32",
+                    "jit_compile": False,
+                    "framework": "tensorflow",
+                    "host": "h",
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -87,7 +106,7 @@ def test_a_lone_bounded_interval_in_the_scaling_figure_is_drawn():
     nothing for the lone interval [3, 5] and this failed."""
     speedup = _scaling_rows()
     types = dict.fromkeys(speedup.workload, "mlp")
-    fig = figure.draw_scaling(speedup, "cpu", types, {"formats": ["png"]}, {"cpu": "cpu", "gpu": "gpu"})
+    fig = scaling_figure.draw(speedup, "cpu", types, {"formats": ["png"]}, {"cpu": "cpu", "gpu": "gpu"})
     ax = fig.axes[0]
     segments = [seg for c in ax.collections for seg in getattr(c, "get_segments", lambda: [])()]
     bars = [(s[0][0], s[0][1], s[1][1]) for s in segments if len(s) == 2 and s[0][0] == s[1][0]]
@@ -97,6 +116,6 @@ def test_a_lone_bounded_interval_in_the_scaling_figure_is_drawn():
 @pytest.mark.parametrize("kind", ["cnn", "mlp"])
 def test_the_scaling_legend_names_each_drawn_network_family_from_its_type(kind):
     speedup = _scaling_rows()
-    fig = figure.draw_scaling(speedup, "cpu", dict.fromkeys(speedup.workload, kind), {"formats": ["png"]})
+    fig = scaling_figure.draw(speedup, "cpu", dict.fromkeys(speedup.workload, kind), {"formats": ["png"]})
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert workloads.TYPES[kind].family in labels

@@ -6,14 +6,22 @@ import os
 import subprocess
 import sys
 
-from conftest import ROOT, make_calibration, make_record, write_calibration, write_records
+from crafted import make_calibration, make_record, write_calibration, write_records
+
+from conftest import ROOT
 from mnist_speedup import partial
 from mnist_speedup.records import attempts, bundle
 from mnist_speedup.spec import run
 
-CONFIG = {"experiment": "gpu", "baseline": "cpu", "target_accuracy": 0.5, "parity_margin": 0.005,
-          "devices": {"cpu": {"type": "cpu", "threads": 2}, "cpu1": {"type": "cpu", "threads": 1}},
-          "workloads": {"mlp": {"type": "mlp"}}, "mirrors": ["/secret/mirror"]}  # fmt: skip
+CONFIG = {
+    "experiment": "gpu",
+    "baseline": "cpu",
+    "target_accuracy": 0.5,
+    "parity_margin": 0.005,
+    "devices": {"cpu": {"type": "cpu", "threads": 2}, "cpu1": {"type": "cpu", "threads": 1}},
+    "workloads": {"mlp": {"type": "mlp"}},
+    "mirrors": ["/secret/mirror"],
+}
 
 
 def landed(results, records):
@@ -25,8 +33,10 @@ def landed(results, records):
 
 
 def block(seed):
-    return [make_record("cpu", 100, seed, [2.0, 2.0 + 0.1 * seed, 2.1]),
-            make_record("cpu1", 100, seed, [3.0, 3.0 + 0.2 * seed, 3.1], threads=1)]  # fmt: skip
+    return [
+        make_record("cpu", 100, seed, [2.0, 2.0 + 0.1 * seed, 2.1]),
+        make_record("cpu1", 100, seed, [3.0, 3.0 + 0.2 * seed, 3.1], threads=1),
+    ]
 
 
 def test_each_snapshot_holds_every_run_so_far_verified(tmp_path):
@@ -37,9 +47,12 @@ def test_each_snapshot_holds_every_run_so_far_verified(tmp_path):
     first = bundle.check(out / "partial-bundle-h.tar.gz")
     assert len(first["files"]) == 3 and first["config"]["partial"] is True and "mirrors" not in first["config"]
     landed(results, block(2) + block(3))
-    attempts.write_cut(attempts.attempt_path(results, "mlp", "cpu1", 500, 1), {"workload": "mlp", "device": "cpu1",
-                       "batch_size": 500, "seed": 1}, 0, {"budget_s": 60, "left_s": 2, "estimate_s": 30.0,
-                       "basis": "b"})  # fmt: skip
+    attempts.write_cut(
+        attempts.attempt_path(results, "mlp", "cpu1", 500, 1),
+        {"workload": "mlp", "device": "cpu1", "batch_size": 500, "seed": 1},
+        0,
+        {"budget_s": 60, "left_s": 2, "estimate_s": 30.0, "basis": "b"},
+    )
     partial.snapshot(results, out, CONFIG)
     assert len(bundle.check(out / "partial-bundle-h.tar.gz")["files"]) == 7  # 6 runs and the calibration
     report = (out / partial.REPORT).read_text()
@@ -78,9 +91,24 @@ def test_it_watches_while_a_process_runs_and_stops_after_it(tmp_path):
     cfg.write_text(json.dumps({"experiment": "gpu", "devices": CONFIG["devices"], "baseline": "cpu"}))
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3)"])
     env = {**os.environ, "PYTHONPATH": str(ROOT / "workflow")}
-    watcher = subprocess.Popen([sys.executable, "-m", "mnist_speedup.partial", str(results), str(out),
-                                "--config", str(cfg), "--every", "0.2", "--while-pid", str(sleeper.pid)],
-                               env=env, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    watcher = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mnist_speedup.partial",
+            str(results),
+            str(out),
+            "--config",
+            str(cfg),
+            "--every",
+            "0.2",
+            "--while-pid",
+            str(sleeper.pid),
+        ],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     landed(results, block(2))
     sleeper.wait()
     _, err = watcher.communicate(timeout=60)

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from crafted import make_record, write_records
 from scipy import stats as sps
 
-from conftest import make_record, write_records
 from mnist_speedup.analysis import replication, scaling
 from mnist_speedup.records import run_record as records
 from mnist_speedup.spec import workloads
@@ -22,8 +22,16 @@ def test_the_widest_row_is_never_narrower_than_any_other_row():
         n = int(rng.integers(2, 8))
         s = rng.uniform(0.5, 20, n)
         half = rng.uniform(0, 0.5, n) * s
-        table = pd.DataFrame({"device": [f"d{i}" for i in range(n)], "workload": "mlp", "batch_size": 100,
-                              "speedup": s, "speedup_ci_low": s - half, "speedup_ci_high": s + half})  # fmt: skip
+        table = pd.DataFrame(
+            {
+                "device": [f"d{i}" for i in range(n)],
+                "workload": "mlp",
+                "batch_size": 100,
+                "speedup": s,
+                "speedup_ci_low": s - half,
+                "speedup_ci_high": s + half,
+            }
+        )
         table.loc[0, "device"] = "base"
         w = replication.widest(table, "base")
         others = table[table.device != "base"]

@@ -34,8 +34,15 @@ def _data(workload, n=240, seed=0):
 def _training(workload=WORKLOADS[0], precision="float32", batch_size=40, **device):
     device_spec = {"type": "cpu", "threads": 2, "framework": "pytorch", "precision": precision, **device}
     framework = frameworks.open_device(device_spec, seed=3)
-    spec = run.RunSpec.with_defaults(workload="w", workload_spec=workload, device="cpu", device_spec=device_spec,
-                                     batch_size=batch_size, seed=3, epochs=2)  # fmt: skip
+    spec = run.RunSpec.with_defaults(
+        workload="w",
+        workload_spec=workload,
+        device="cpu",
+        device_spec=device_spec,
+        batch_size=batch_size,
+        seed=3,
+        epochs=2,
+    )
     data = _data(workload)
     return framework.training(spec, data, len(data["x_train"]) // batch_size, {})
 
@@ -131,8 +138,12 @@ def test_a_cpu_devices_threads_set_pytorchs_intra_and_inter_op_threads():
     """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT"))
-    assert json.loads(line[6:]) == {"torch_intra_op_threads": 1, "torch_inter_op_threads": 1,
-                                    "torch_omp_num_threads": "1", "torch_device": "cpu"}  # fmt: skip
+    assert json.loads(line[6:]) == {
+        "torch_intra_op_threads": 1,
+        "torch_inter_op_threads": 1,
+        "torch_omp_num_threads": "1",
+        "torch_device": "cpu",
+    }
 
 
 def test_the_calibrations_products_run_at_the_workloads_shapes():
@@ -162,8 +173,13 @@ def test_a_two_thread_run_beside_a_spinning_neighbour_is_flagged(tmp_path):
     if os.cpu_count() != 2:
         pytest.skip("sized for a 2-core machine (the development VM and CI)")
     raw = {name: mnist.parse_idx(content, 3 if "images" in name else 1) for name, content in synthetic_mnist().items()}
-    arrays = mnist.split(raw["train-images-idx3-ubyte"], raw["train-labels-idx1-ubyte"],
-                         raw["t10k-images-idx3-ubyte"], raw["t10k-labels-idx1-ubyte"], validation_size=200)  # fmt: skip
+    arrays = mnist.split(
+        raw["train-images-idx3-ubyte"],
+        raw["train-labels-idx1-ubyte"],
+        raw["t10k-images-idx3-ubyte"],
+        raw["t10k-labels-idx1-ubyte"],
+        validation_size=200,
+    )
     np.savez(tmp_path / "d.npz", **arrays)
     code = textwrap.dedent(f"""
         import json, sys

@@ -34,14 +34,16 @@ def real_runs(tmp_path_factory):
         "mirrors": ["https://127.0.0.1:9/unreachable/", str(Path(MIRROR).resolve())],
         "download_timeout": 2,
         "download_retries": 0,  # the dead mirror once, not with its 1 + 2 s of backoff per file (test_mirror_faults)
-        "devices": {"cpu": {"type": "cpu", "threads": 2},
-                    "cpu-bf16": {"type": "cpu", "threads": 2, "precision": "mixed_bfloat16"}},
+        "devices": {
+            "cpu": {"type": "cpu", "threads": 2},
+            "cpu-bf16": {"type": "cpu", "threads": 2, "precision": "mixed_bfloat16"},
+        },
         "seeds": [1],
         "batch_sizes": [500],
         "epochs": 3,
         "warmup_epochs": 1,
         "step_samples": 5,
-    }  # fmt: skip
+    }
     cfg = workdir / "config" / "real.yaml"
     cfg.write_text(yaml.safe_dump(config))
     files = [f"results/default/runs/mlp/{d}/bs500/seed{s}.json" for d in config["devices"] for s in config["seeds"]]
@@ -72,12 +74,19 @@ def test_mixed_bfloat16_trains_as_well_as_float32(real_runs):
     target = 0.90
     summary = summary.merge(tta.per_run(curves, target), on=["workload", "device", "batch_size", "seed"])
     verdicts = parity.table(summary, "cpu", target, 0.005).set_index("device")
-    print(f"real data, bf16 against float32 at batch 500: {verdicts.loc['cpu-bf16', 'parity']} "
-          f"({verdicts.loc['cpu-bf16', 'parity_reason']})")  # fmt: skip
+    print(
+        f"real data, bf16 against float32 at batch 500: {verdicts.loc['cpu-bf16', 'parity']} "
+        f"({verdicts.loc['cpu-bf16', 'parity_reason']})"
+    )
     assert verdicts.loc["cpu-bf16", "parity"] == "PASS", verdicts.loc["cpu-bf16", "parity_reason"]
     bf16 = runs["results/default/runs/mlp/cpu-bf16/bs500/seed1.json"]
-    assert bf16["numerics"] == {"precision": "mixed_bfloat16", "compute_dtype": "bfloat16", "jit_compile": False,
-                                "loss_scaling": None, "tf32": False}  # fmt: skip
+    assert bf16["numerics"] == {
+        "precision": "mixed_bfloat16",
+        "compute_dtype": "bfloat16",
+        "jit_compile": False,
+        "loss_scaling": None,
+        "tf32": False,
+    }
 
 
 @pytest.mark.skipif(
@@ -89,8 +98,13 @@ def test_the_default_run_reaches_its_target_at_batch_500(tmp_path):
     epochs and target, at the default's larger batch size (the one that needs the most epochs): the
     target is reached."""
     workdir = copy_workflow(tmp_path / "wf")
-    config = {"mirrors": [str(Path(MIRROR).resolve())], "devices": {"cpu": {"type": "cpu", "threads": 2}},
-              "seeds": [1], "batch_sizes": [max(DEFAULTS["batch_sizes"])], "step_samples": 5}  # fmt: skip
+    config = {
+        "mirrors": [str(Path(MIRROR).resolve())],
+        "devices": {"cpu": {"type": "cpu", "threads": 2}},
+        "seeds": [1],
+        "batch_sizes": [max(DEFAULTS["batch_sizes"])],
+        "step_samples": 5,
+    }
     cfg = workdir / "config" / "real.yaml"
     cfg.write_text(yaml.safe_dump(config))
     run_file = f"results/default/runs/mlp/cpu/bs{config['batch_sizes'][0]}/seed1.json"

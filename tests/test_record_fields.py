@@ -8,14 +8,24 @@ import math
 import tarfile
 
 import pytest
+from crafted import make_record, record_refusal, write_records
 
-from conftest import ROOT, make_record, record_refusal, write_records
+from conftest import ROOT
 from mnist_speedup.analysis import aggregate
 from mnist_speedup.records import fields, run_record
 
 KEPT = ROOT / "benchmarks" / "h200-2026-12-04"
-WRONG = {"number": "fast", "integer": 2.5, "text": 5, "flag": "yes", "setting": 2.5,
-         "numbers": 3.0, "integers": [1, "x"], "texts": "x", "flags": [1]}  # fmt: skip
+WRONG = {
+    "number": "fast",
+    "integer": 2.5,
+    "text": 5,
+    "flag": "yes",
+    "setting": 2.5,
+    "numbers": 3.0,
+    "integers": [1, "x"],
+    "texts": "x",
+    "flags": [1],
+}
 
 
 def _set(record: dict, dotted: str, value) -> dict:
@@ -105,8 +115,16 @@ def test_a_sound_record_has_no_problem_and_an_undeclared_leaf_is_reported():
     assert fields.undeclared(_set(record, "energy.new_meter", 1.0)) == ["energy.new_meter"]
 
 
-@pytest.mark.parametrize("dotted", ["environment.cpu_model", "environment.gpu_name", "environment.hostname",
-                                    "environment.tensorflow", "loop.description"])  # fmt: skip
+@pytest.mark.parametrize(
+    "dotted",
+    [
+        "environment.cpu_model",
+        "environment.gpu_name",
+        "environment.hostname",
+        "environment.tensorflow",
+        "loop.description",
+    ],
+)
 def test_text_fields_are_bounded_where_they_enter_and_the_message_gives_the_limit(dotted):
     """Issue 40.5: a 200 kB cpu_model made a 615 kB report. Planted once: no length check, and this failed."""
     message = _refusal(_set(make_record(), dotted, "x" * 200_000))

@@ -6,8 +6,9 @@ import sys
 import time
 
 import pytest
+from crafted import make_record
 
-from conftest import ROOT, copy_workflow, make_record, snakemake, tiny_config, write_config
+from conftest import ROOT, copy_workflow, snakemake, tiny_config, write_config
 from mnist_speedup.analysis import aggregate
 from mnist_speedup.measure import hostlock
 from mnist_speedup.records import run_record as records
@@ -83,11 +84,17 @@ def test_a_record_without_its_digest_is_refused(tmp_path):
 def test_timing_lock_serialises_processes(tmp_path, monkeypatch):
     monkeypatch.setenv("MNIST_SPEEDUP_LOCK_DIR", str(tmp_path))
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time; sys.path.insert(0, sys.argv[1]); from mnist_speedup.measure import hostlock\n"
-         "with hostlock.timing_lock(): print('held', flush=True); time.sleep(1.5)", str(ROOT / "workflow")],
-        stdout=subprocess.PIPE, text=True, env={"MNIST_SPEEDUP_LOCK_DIR": str(tmp_path)},
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; sys.path.insert(0, sys.argv[1]); from mnist_speedup.measure import hostlock\n"
+            "with hostlock.timing_lock(): print('held', flush=True); time.sleep(1.5)",
+            str(ROOT / "workflow"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={"MNIST_SPEEDUP_LOCK_DIR": str(tmp_path)},
+    )
     assert holder.stdout.readline().strip() == "held"
     messages = []
     start = time.monotonic()
@@ -111,7 +118,7 @@ def test_missing_profile_warns_loudly(tmp_path, mirror):
 
 
 def test_same_hostname_on_two_machines_is_never_pooled(tmp_path):
-    from conftest import write_records
+    from crafted import write_records
 
     mine = [make_record("cpu", 100, s, environment={"hostname": "vm", "machine_id": "aaaaaa11"}) for s in (1, 2, 3)]
     theirs = [make_record("cpu", 100, s, environment={"hostname": "vm", "machine_id": "bbbbbb22"}) for s in (1, 2, 3)]
@@ -123,7 +130,7 @@ def test_same_hostname_on_two_machines_is_never_pooled(tmp_path):
 
 
 def test_copies_and_genuine_duplicates_get_different_messages(tmp_path):
-    from conftest import write_records
+    from crafted import write_records
 
     runs = [make_record("cpu", 100, s) for s in (1, 2)]
     local = write_records(tmp_path / "local", runs)
@@ -137,13 +144,18 @@ def test_copies_and_genuine_duplicates_get_different_messages(tmp_path):
 
 def test_text_from_other_machines_is_escaped_in_the_report(tmp_path):
 
-    from conftest import crafted_tables, report_tables
+    from crafted import crafted_tables, report_tables
+
     from mnist_speedup.report import markdown
 
     evil = "<script>alert(1)</script>|x"
     recs = [make_record("cpu", 100, s) for s in (1, 2, 3)]
-    recs += [make_record("cpu1", 100, s, environment={"hostname": "box", "machine_id": "m2", "cpu_model": evil,
-                                                      "tensorflow": evil}) for s in (1, 2, 3)]  # fmt: skip
+    recs += [
+        make_record(
+            "cpu1", 100, s, environment={"hostname": "box", "machine_id": "m2", "cpu_model": evil, "tensorflow": evil}
+        )
+        for s in (1, 2, 3)
+    ]
     summary, speedup, table, _ = crafted_tables(tmp_path, recs)
     tables = report_tables(summary, speedup, table, "cpu", 0.95)
     text = markdown.render(

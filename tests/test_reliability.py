@@ -5,8 +5,9 @@ import json
 import re
 
 import pytest
+from crafted import make_record
 
-from conftest import ROOT, copy_workflow, make_record, snakemake, tiny_config, write_config
+from conftest import ROOT, copy_workflow, snakemake, tiny_config, write_config
 from mnist_speedup.config import parse as config_check
 from mnist_speedup.records import run_record as records
 from mnist_speedup.records import seal
@@ -133,8 +134,13 @@ def test_unclear_inputs_get_a_message_with_the_fix(changes, fragment):
 
 
 def _write(tmp_path, record, device=None, batch_size=None, seed=None):
-    path = run.run_path(tmp_path, record["workload"], device or record["device"], batch_size or record["batch_size"],
-                        seed or record["seed"])  # fmt: skip
+    path = run.run_path(
+        tmp_path,
+        record["workload"],
+        device or record["device"],
+        batch_size or record["batch_size"],
+        seed or record["seed"],
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(seal.seal(record)))
     return path
@@ -240,7 +246,8 @@ def test_every_form_of_a_password_is_masked_in_logged_text(password):
 
 def test_a_single_device_report_says_what_it_can_and_cannot_tell(tmp_path):
 
-    from conftest import crafted_tables, report_tables
+    from crafted import crafted_tables, report_tables
+
     from mnist_speedup.report import markdown
 
     summary, speedup, table, _ = crafted_tables(tmp_path, [make_record("cpu", 100, s) for s in (1, 2, 3)])
@@ -268,8 +275,11 @@ def test_the_slurm_executor_turns_the_plan_into_a_gpu_request(tmp_path, mirror):
         __getattr__ = dict.__getitem__
 
     workdir = copy_workflow(tmp_path / "wf")
-    gpus = {"cpu": {"type": "cpu", "threads": 1}, "gpu": {"type": "gpu", "index": 0, "model": "h100"},
-            "any": {"type": "gpu", "index": 0}}  # fmt: skip
+    gpus = {
+        "cpu": {"type": "cpu", "threads": 1},
+        "gpu": {"type": "gpu", "index": 0, "model": "h100"},
+        "any": {"type": "gpu", "index": 0},
+    }
     cfg = write_config(workdir, tiny_config(*mirror, devices=gpus, seeds=[1]))
     out = snakemake(workdir, "-n", "--cores", "2", "--configfile", str(cfg)).stdout
     flags = {}
@@ -283,8 +293,18 @@ def test_the_slurm_executor_turns_the_plan_into_a_gpu_request(tmp_path, mirror):
 # ------------------------------------------------------------ 1. the HTML report holds only Snakemake's scripts
 
 
-SNAKEMAKE_REPORT_SCRIPTS = ["workflow-desc", "results", "categories", "rulegraph", "runtimes", "timeline", "rules",
-                            "packages", "metadata", "logo"]  # fmt: skip
+SNAKEMAKE_REPORT_SCRIPTS = [
+    "workflow-desc",
+    "results",
+    "categories",
+    "rulegraph",
+    "runtimes",
+    "timeline",
+    "rules",
+    "packages",
+    "metadata",
+    "logo",
+]
 
 
 @pytest.mark.slow

@@ -4,14 +4,20 @@ import copy
 
 import numpy as np
 import pytest
+from crafted import crafted_tables, make_record
 
-from conftest import ROOT, crafted_tables, make_record
+from conftest import ROOT
 from mnist_speedup.analysis import replication, stats
 from mnist_speedup.config import parse as config_check
 
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
-BASE = {"mirrors": ["/data/mnist"], "devices": {"cpu": {"type": "cpu", "threads": 1}}, "seeds": [1, 2, 3],
-        "batch_sizes": [100], "epochs": 3}  # fmt: skip
+BASE = {
+    "mirrors": ["/data/mnist"],
+    "devices": {"cpu": {"type": "cpu", "threads": 1}},
+    "seeds": [1, 2, 3],
+    "batch_sizes": [100],
+    "epochs": 3,
+}
 
 
 def refused(rep) -> str:
@@ -62,8 +68,9 @@ def _measure(tmp_path, noise, seeds, rng):
 
 def test_a_quiet_set_stops_at_the_first_check(tmp_path):
     rng = np.random.default_rng(1)
-    decision = replication.decide([1, 2, 3], 0.05, 12, lambda r: _measure(tmp_path, 0.002, [1, 2, 3][: 3 + r], rng),
-                                  lambda seeds: False)  # fmt: skip
+    decision = replication.decide(
+        [1, 2, 3], 0.05, 12, lambda r: _measure(tmp_path, 0.002, [1, 2, 3][: 3 + r], rng), lambda seeds: False
+    )
     assert decision.rounds == 0 and decision.seeds == [1, 2, 3] and decision.stopped
     assert decision.reason.startswith("every interval within ±5% at 3 seeds (widest ±")
 
@@ -82,9 +89,13 @@ def test_a_noisy_set_stops_at_max_seeds(tmp_path):
 
 
 def test_existing_rounds_are_kept_and_a_looser_target_stops_after_them():
-    measured = {r: {"seeds": replication.seeds_of_round([1, 2], r),
-                    "widest": {"half_width": 0.2 / (r + 1), "device": "gpu", "workload": "mlp", "batch_size": 100}}
-                for r in range(6)}  # fmt: skip
+    measured = {
+        r: {
+            "seeds": replication.seeds_of_round([1, 2], r),
+            "widest": {"half_width": 0.2 / (r + 1), "device": "gpu", "workload": "mlp", "batch_size": 100},
+        }
+        for r in range(6)
+    }
     have = {1, 2, 3, 4}  # seeds recorded by an earlier, tighter call
     decision = replication.decide([1, 2], 0.5, 12, measured.__getitem__, lambda seeds: set(seeds) <= have)
     assert decision.seeds == [1, 2, 3, 4]  # the looser target would stop at once; nothing recorded is dropped

@@ -40,13 +40,19 @@ def test_it_goes_on_to_max_seeds_and_says_why_it_stopped(replicated):
     workdir, _, _, proc = replicated
     results = workdir / "results" / "default"
     assert sorted(p.name for p in (results / "runs/mlp/cpu/bs100").glob("*.json")) == [
-        "seed1.json", "seed2.json", "seed3.json"]  # fmt: skip
+        "seed1.json",
+        "seed2.json",
+        "seed3.json",
+    ]
     rounds = [json.loads((results / f"replication/round{r}.json").read_text()) for r in (0, 1)]
     assert [r["seeds"] for r in rounds] == [[1, 2], [1, 2, 3]]
     report = (results / "report.md").read_text()
     # tiny synthetic runs on a shared machine: the interval may be unbounded at 3 seeds (seen once)
-    assert re.search(r"Replication: stopped at max_seeds 3: cpu1 at batch size 100 on workload mlp "
-                     r"(is still ±|still has no bounded interval)", report)  # fmt: skip
+    assert re.search(
+        r"Replication: stopped at max_seeds 3: cpu1 at batch size 100 on workload mlp "
+        r"(is still ±|still has no bounded interval)",
+        report,
+    )
     assert "seeds [1, 2, 3]" in report
     summary = pd.read_csv(results / "summary.csv")
     assert sorted(summary.seed.unique()) == [1, 2, 3] and len(summary) == 2 * 3  # round 1's seed 3 is in the tables

@@ -2,7 +2,8 @@
 and the article's batch size, counts in words with their plural, empty columns left out with a note,
 and the loops timed said once each."""
 
-from conftest import crafted_tables, make_record, report_tables
+from crafted import crafted_tables, make_record, report_tables
+
 from mnist_speedup.report import markdown
 from mnist_speedup.report.sections import header, headline
 
@@ -15,14 +16,30 @@ def _report(tmp_path, seeds=(1, 2, 3), batch_sizes=(100, 500), loops=None, workl
             for s in seeds:
                 jitter = 0.01 * s
                 fast = 0.5 if batch == 100 else 0.8  # cpu1 is 4x faster at 100, 2.5x at 500
-                recs += [make_record("cpu", batch, s, epoch_s=(2.0, 2.0 + jitter, 2.0 + 2 * jitter), workload=workload,
-                                     workload_spec=spec),
-                         make_record("cpu1", batch, s, threads=1, epoch_s=(fast, fast + jitter / 3, fast + jitter / 5),
-                                     workload=workload, workload_spec=spec,
-                                     loop={"description": (loops or {}).get(batch, "one call")})]  # fmt: skip
+                recs += [
+                    make_record(
+                        "cpu",
+                        batch,
+                        s,
+                        epoch_s=(2.0, 2.0 + jitter, 2.0 + 2 * jitter),
+                        workload=workload,
+                        workload_spec=spec,
+                    ),
+                    make_record(
+                        "cpu1",
+                        batch,
+                        s,
+                        threads=1,
+                        epoch_s=(fast, fast + jitter / 3, fast + jitter / 5),
+                        workload=workload,
+                        workload_spec=spec,
+                        loop={"description": (loops or {}).get(batch, "one call")},
+                    ),
+                ]
     summary, speedup, table, _ = crafted_tables(tmp_path, recs)
-    return markdown.Report(report_tables(summary, speedup, table, "cpu", 0.95), "cpu", {},
-                           {"speedup": [], "timeline": []}, {})  # fmt: skip
+    return markdown.Report(
+        report_tables(summary, speedup, table, "cpu", 0.95), "cpu", {}, {"speedup": [], "timeline": []}, {}
+    )
 
 
 def test_one_headline_names_the_largest_speedup_then_the_articles_batch_size(tmp_path):

@@ -22,8 +22,13 @@ def signed(tmp_path):
     key = _key(tmp_path, "lab")
     signing.sign(bundle, key)
     allowed = tmp_path / "allowed_signers"
-    allowed.write_text("lab@example.org " + (tmp_path / "lab.pub").read_text().split(" ", 2)[0] + " "
-                       + (tmp_path / "lab.pub").read_text().split(" ", 2)[1] + "\n")  # fmt: skip
+    allowed.write_text(
+        "lab@example.org "
+        + (tmp_path / "lab.pub").read_text().split(" ", 2)[0]
+        + " "
+        + (tmp_path / "lab.pub").read_text().split(" ", 2)[1]
+        + "\n"
+    )
     return bundle, allowed, tmp_path
 
 

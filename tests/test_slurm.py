@@ -23,9 +23,17 @@ pytestmark = [
     ),
 ]
 
-OUTPUTS = ["results/default/summary.csv", "results/default/speedup.csv", "results/default/report.md", "results/default/figures/speedup.pdf",
-           "results/default/figures/speedup.png", "results/default/runs/mlp/cpu/bs100/seed1.json", "results/default/runs/mlp/cpu1/bs100/seed1.json",
-           "results/default/calibration/mlp/cpu.json", "results/default/calibration/mlp/cpu1.json"]  # fmt: skip
+OUTPUTS = [
+    "results/default/summary.csv",
+    "results/default/speedup.csv",
+    "results/default/report.md",
+    "results/default/figures/speedup.pdf",
+    "results/default/figures/speedup.png",
+    "results/default/runs/mlp/cpu/bs100/seed1.json",
+    "results/default/runs/mlp/cpu1/bs100/seed1.json",
+    "results/default/calibration/mlp/cpu.json",
+    "results/default/calibration/mlp/cpu1.json",
+]
 
 
 def test_slurm_profile_makes_every_output_and_a_local_plan_then_finds_nothing_to_do(tmp_path):
@@ -35,15 +43,20 @@ def test_slurm_profile_makes_every_output_and_a_local_plan_then_finds_nothing_to
     cluster, cluster_cfg, config = synthetic_workdir(tmp_path, "cluster", seeds=[1])
     proc = snakemake(
         cluster,
-        "--workflow-profile", "profiles/slurm",
-        "--configfile", str(cluster_cfg),
-        "--slurm-status-command", "squeue",
+        "--workflow-profile",
+        "profiles/slurm",
+        "--configfile",
+        str(cluster_cfg),
+        "--slurm-status-command",
+        "squeue",
         "--slurm-no-account",
         # a one-node test cluster answers at once; the defaults (a first check after 40 s) suit a busy one
-        "--slurm-init-seconds-before-status-checks", "1",
-        "--seconds-between-status-checks", "1",
+        "--slurm-init-seconds-before-status-checks",
+        "1",
+        "--seconds-between-status-checks",
+        "1",
         timeout=900,
-    )  # fmt: skip
+    )
     out = proc.stdout + proc.stderr
     # the two training runs and the two calibrations went to Slurm, the local rules did not
     submitted = re.findall(r"has been submitted with SLURM jobid \d+", out)

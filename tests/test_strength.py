@@ -6,8 +6,8 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from crafted import crafted_tables, make_record
 
-from conftest import crafted_tables, make_record
 from mnist_speedup.analysis import compare, stats
 from mnist_speedup.config import design
 
@@ -27,9 +27,11 @@ def test_blocks_go_by_importance_then_seed_with_every_device_once():
     runs = _runs_in_order(design.block_order(DEVICES, BATCHES, [*SEEDS, 4], WORKLOADS, main_workload="mlp"))
     blocks = [runs[i : i + len(DEVICES)] for i in range(0, len(runs), len(DEVICES))]
     assert [(b[0][3], b[0][0], b[0][2]) for b in blocks] == [
-        *((s, "mlp", 500) for s in SEEDS), *((s, "mlp", 100) for s in SEEDS),
-        *((s, "cnn", bs) for s in SEEDS for bs in BATCHES), *((4, w, bs) for w in ["mlp", "cnn"] for bs in BATCHES),
-    ]  # fmt: skip
+        *((s, "mlp", 500) for s in SEEDS),
+        *((s, "mlp", 100) for s in SEEDS),
+        *((s, "cnn", bs) for s in SEEDS for bs in BATCHES),
+        *((4, w, bs) for w in ["mlp", "cnn"] for bs in BATCHES),
+    ]
     for block in blocks:
         assert sorted(d for _, d, _, _ in block) == DEVICES  # every device once
         assert len({(w, bs, s) for w, _, bs, s in block}) == 1  # one workload, batch size and seed per block
@@ -97,8 +99,10 @@ def test_time_to_accuracy_pairs_the_same_seeds(tmp_path):
     recs = [
         make_record("cpu", 100, s, epoch_s=[1.0, 1.0, 1.0], val_accuracy=fast if s != 2 else slow) for s in (1, 2, 3)
     ]
-    recs += [make_record("cpu1", 100, s, epoch_s=[2.0, 2.0, 2.0 + 0.1 * s], val_accuracy=slow if s != 2 else fast)
-             for s in (1, 2, 3)]  # fmt: skip
+    recs += [
+        make_record("cpu1", 100, s, epoch_s=[2.0, 2.0, 2.0 + 0.1 * s], val_accuracy=slow if s != 2 else fast)
+        for s in (1, 2, 3)
+    ]
     _, _, table, _ = crafted_tables(tmp_path, recs)
     row = table[table.device == "cpu1"].iloc[0]
     base_t = {1: 2.0, 2: 3.0, 3: 2.0}  # cpu's time to target by seed
@@ -143,8 +147,11 @@ def test_spread_and_seeds_needed_by_hand(tmp_path):
         "base": [[10.0, 10.0], [11.0, 11.0], [12.0, 12.0]],  # seed means 10, 11, 12: CV = 1/11
         "fast": [[1.0, 1.2], [1.1, 1.1], [1.2, 1.0]],  # seed means 1.1 each: CV 0; epoch CVs 0.1286, 0, 0.1286
     }
-    recs = [make_record(d, 100, seed, [5.0, *epochs]) for d, per_seed in times.items()
-            for seed, epochs in enumerate(per_seed, start=1)]  # fmt: skip
+    recs = [
+        make_record(d, 100, seed, [5.0, *epochs])
+        for d, per_seed in times.items()
+        for seed, epochs in enumerate(per_seed, start=1)
+    ]
     _, table, _, _ = crafted_tables(tmp_path, recs, baseline="base")
     table = table.set_index("device")
     assert table.loc["base", "cv_seeds"] == pytest.approx(1 / 11)
@@ -235,8 +242,12 @@ def test_best_against_best_carries_its_note_column(tmp_path):
     from mnist_speedup.analysis import tta
 
     acc = [0.5, 0.96, 0.97]
-    recs = [make_record(d, bs, s, epoch_s=[1.0, 1.0 + 0.01 * s, 1.0], val_accuracy=acc)
-            for d in ("cpu", "cpu1") for bs in (100, 500) for s in (1, 2)]  # fmt: skip
+    recs = [
+        make_record(d, bs, s, epoch_s=[1.0, 1.0 + 0.01 * s, 1.0], val_accuracy=acc)
+        for d in ("cpu", "cpu1")
+        for bs in (100, 500)
+        for s in (1, 2)
+    ]
     _, _, table, curves = crafted_tables(tmp_path, recs)
     best = tta.best_against_best(table, tta.per_run(curves, 0.95), "cpu")
     assert list(best.columns)[-2:] == ["tta_ci_method", "tta_note"]

@@ -56,8 +56,13 @@ WORKER = textwrap.dedent(
 def runs(tmp_path_factory, request):
     folder = tmp_path_factory.mktemp("loop")
     raw = {name: mnist.parse_idx(content, 3 if "images" in name else 1) for name, content in synthetic_mnist().items()}
-    arrays = mnist.split(raw["train-images-idx3-ubyte"], raw["train-labels-idx1-ubyte"],
-                         raw["t10k-images-idx3-ubyte"], raw["t10k-labels-idx1-ubyte"], validation_size=200)  # fmt: skip
+    arrays = mnist.split(
+        raw["train-images-idx3-ubyte"],
+        raw["train-labels-idx1-ubyte"],
+        raw["t10k-images-idx3-ubyte"],
+        raw["t10k-labels-idx1-ubyte"],
+        validation_size=200,
+    )
     np.savez(folder / "d.npz", **arrays)
     code = WORKER.format(pkg=str(ROOT / "workflow"), npz=str(folder / "d.npz"), framework=request.param)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)

@@ -76,12 +76,15 @@ def test_divergence_oom_and_missing_gpu_are_named(tmp_path):
     assert line, proc.stdout + proc.stderr
     out = json.loads(line[len("RESULT") :])
     # the NaN pixel may be dropped out (dropout selects 0) in some epochs
-    assert re.search(r"workload wide, device cpu, batch size 50, seed 3: .* in epoch \d+ \(training diverged\)",
-                     out["nan"])  # fmt: skip
+    assert re.search(
+        r"workload wide, device cpu, batch size 50, seed 3: .* in epoch \d+ \(training diverged\)", out["nan"]
+    )
     assert "lower learning_rate" in out["nan"]
     # a workload too large for the device: the run names the workload, the device and the batch size
-    assert out["oom"].startswith("workload wide, device cpu, batch size 100, seed 3: the device ran out of memory "
-                                 "training MLP 784-64-64-10 at batch size 100")  # fmt: skip
+    assert out["oom"].startswith(
+        "workload wide, device cpu, batch size 100, seed 3: the device ran out of memory "
+        "training MLP 784-64-64-10 at batch size 100"
+    )
     assert "smaller batch size or a smaller workload" in out["oom"]
     assert "TensorFlow sees no GPU" in out["no_gpu"] and "tensorflow[and-cuda]" in out["no_gpu"]
     assert "GPU index 3 does not exist" in out["bad_index"] and "indices 0..0" in out["bad_index"]
@@ -94,7 +97,7 @@ def test_keep_going_finishes_the_other_runs(tmp_path):
         devices={
             "cpu": {"type": "cpu", "threads": 2, "framework": "jax"},
             "gpu": {"type": "gpu", "index": 0, "framework": "jax"},
-        },  # fmt: skip
+        },
     )
     proc = snakemake(workdir, "--cores", "2", "--keep-going", "--configfile", str(cfg), check=False)
     assert proc.returncode != 0

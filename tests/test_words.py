@@ -7,16 +7,24 @@ from mnist_speedup.analysis import parity, tta
 from mnist_speedup.words import percent
 
 
-@pytest.mark.parametrize(("fraction", "text"), [(0.95, "95%"), (0.999, "99.9%"), (0.9875, "98.75%"), (0.5, "50%"),
-                                                (0.07, "7%"), (1.0, "100%")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("fraction", "text"),
+    [(0.95, "95%"), (0.999, "99.9%"), (0.9875, "98.75%"), (0.5, "50%"), (0.07, "7%"), (1.0, "100%")],
+)
 def test_percent_keeps_every_digit_a_target_has(fraction, text):
     assert percent(fraction) == text
 
 
 def test_a_target_of_999_is_not_printed_as_100_in_the_parity_reason_or_the_censored_note():
     """Planted once: `{target:.0%}` back in parity.py printed 100% and failed."""
-    runs = pd.DataFrame({"epochs_to_target": [float("nan")] * 2, "target_reached": [False] * 2,
-                         "val_accuracy": [0.99, 0.99], "epochs": [3, 3]})  # fmt: skip
+    runs = pd.DataFrame(
+        {
+            "epochs_to_target": [float("nan")] * 2,
+            "target_reached": [False] * 2,
+            "val_accuracy": [0.99, 0.99],
+            "epochs": [3, 3],
+        }
+    )
     _, reason = parity.verdict(runs, runs, 0.999, 0.005)
     assert "99.9%" in reason and "100%" not in reason
     assert "99.9%" in tta.censored_message(runs, "cpu", 0.999, 3)

@@ -413,8 +413,13 @@ def test_runs_from_another_machine_join_the_report(finished, tmp_path):
 def test_another_experiment_keeps_the_first_ones_results(finished):
     workdir, cfg, config, _ = finished
     before = {p: p.stat().st_mtime_ns for p in (workdir / "results" / "default").rglob("*") if p.is_file()}
-    other = {**config, "experiment": "solo", "seeds": [1], "devices": {"cpu1": {"type": "cpu", "threads": 1, "framework": "jax"}},
-             "baseline": "cpu1"}  # fmt: skip
+    other = {
+        **config,
+        "experiment": "solo",
+        "seeds": [1],
+        "devices": {"cpu1": {"type": "cpu", "threads": 1, "framework": "jax"}},
+        "baseline": "cpu1",
+    }
     other_cfg = write_config(workdir, other, "solo.yaml")
     snakemake(workdir, "--cores", "2", "--configfile", str(other_cfg))
     assert (workdir / "results" / "solo" / "report.md").exists()
@@ -443,9 +448,16 @@ def test_bundle_round_trip_and_a_tampered_bundle(finished, tmp_path):
     assert len(meta["files"]) == 6 + 2 and meta["experiment"] == "default"
     _as_machine_b(b_results)
     theirs = tmp_path / "bundle-lab-gpu-box.tar.gz"
-    b_meta = bundle.manifest(b_results, bundle.bundle_files(b_results), host="lab-gpu-box", machine_id="b0b0b0b0",
-                             experiment=meta["experiment"], config=meta["config"], software=meta["software"],
-                             training_code=meta["training_code"])  # fmt: skip
+    b_meta = bundle.manifest(
+        b_results,
+        bundle.bundle_files(b_results),
+        host="lab-gpu-box",
+        machine_id="b0b0b0b0",
+        experiment=meta["experiment"],
+        config=meta["config"],
+        software=meta["software"],
+        training_code=meta["training_code"],
+    )
     bundle.write(theirs, b_results, b_meta)
     merged = write_config(workdir, {**config, "extra_runs": [str(theirs)]}, "merged.yaml")
     jobs = plan_here(workdir, merged)
@@ -508,9 +520,13 @@ def test_other_data_reruns_every_run(finished):
 
 @pytest.mark.parametrize(
     "change",
-    [{"mirrors": ["/elsewhere/mnist", "https://user:pw@example.org/mnist/"]}, {"download_timeout": 5},
-     {"download_retries": 0}, {"download_deadline": 60}],
-)  # fmt: skip
+    [
+        {"mirrors": ["/elsewhere/mnist", "https://user:pw@example.org/mnist/"]},
+        {"download_timeout": 5},
+        {"download_retries": 0},
+        {"download_deadline": 60},
+    ],
+)
 def test_download_settings_rerun_nothing_once_downloaded(finished, change):
     workdir, _, config, _ = finished
     assert plan_config(workdir, {**config, **change}) == {}
@@ -525,8 +541,12 @@ def test_no_download_setting_reaches_the_report_or_the_bundle(finished):
 def test_reordered_keys_and_whole_floats_plan_nothing(finished):
     """Issue 18 (4, 5): params are canonical and 2.0 is read as 2."""
     workdir, _, config, _ = finished
-    reordered = {**config, "epochs": float(config["epochs"]), "adam": {"epsilon": 1e-8, "beta_1": 0.9, "beta_2": 0.999},
-                 "devices": {k: dict(reversed(list(v.items()))) for k, v in reversed(list(config["devices"].items()))}}  # fmt: skip
+    reordered = {
+        **config,
+        "epochs": float(config["epochs"]),
+        "adam": {"epsilon": 1e-8, "beta_1": 0.9, "beta_2": 0.999},
+        "devices": {k: dict(reversed(list(v.items()))) for k, v in reversed(list(config["devices"].items()))},
+    }
     assert plan_config(workdir, reordered, "reordered.yaml") == {}
 
 
@@ -534,10 +554,15 @@ def _snapshot(folder):
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-@pytest.mark.parametrize(("dotted", "word", "named"), [
-    ("device_spec.type", "tpu", "device_spec.type"), ("device_spec.framework", "mxnet", "device_spec.framework"),
-    ("device_spec.precision", "fp8", "device_spec.precision"), ("workload_spec.type", "rnn", "workload_spec"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("dotted", "word", "named"),
+    [
+        ("device_spec.type", "tpu", "device_spec.type"),
+        ("device_spec.framework", "mxnet", "device_spec.framework"),
+        ("device_spec.precision", "fp8", "device_spec.precision"),
+        ("workload_spec.type", "rnn", "workload_spec"),
+    ],
+)
 def test_a_word_no_registry_knows_is_refused_by_check_runs_and_the_tables_stay(finished, tmp_path, dotted, word, named):
     """Issue 40.2: a record from another machine with a word this workflow does not know (a device type, a
     framework, a precision, a workload type) is refused by check_runs, naming the record and the field;

@@ -23,8 +23,10 @@ WORKLOADS = {
 AFTER_TRAINING = {"check_runs", "aggregate", "figure", "report_markdown", "all"}
 
 
-DEVICES = {"cpu": {"type": "cpu", "threads": 2, "framework": "pytorch"},
-           "cpu1": {"type": "cpu", "threads": 1, "framework": "pytorch"}}  # fmt: skip
+DEVICES = {
+    "cpu": {"type": "cpu", "threads": 2, "framework": "pytorch"},
+    "cpu1": {"type": "cpu", "threads": 1, "framework": "pytorch"},
+}
 
 
 @pytest.fixture(scope="module")

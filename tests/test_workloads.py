@@ -5,8 +5,9 @@ import copy
 import numpy as np
 import pandas as pd
 import pytest
+from crafted import crafted_tables, make_record
 
-from conftest import ROOT, crafted_tables, make_record
+from conftest import ROOT
 from mnist_speedup.analysis import aggregate, scaling
 from mnist_speedup.config import parse as config_check
 from mnist_speedup.records import run_record as records
@@ -82,8 +83,10 @@ def test_a_record_from_before_workloads_is_refused_with_the_fix():
     record = make_record()
     record["schema_version"] = 2
     record = seal.seal(record)
-    with pytest.raises(records.RecordError, match="schema_version 2 was written by an earlier version.*before "
-                                                  "workloads.*Fix: delete it"):  # fmt: skip
+    with pytest.raises(
+        records.RecordError,
+        match="schema_version 2 was written by an earlier version.*before workloads.*Fix: delete it",
+    ):
         records.check(record)
 
 
@@ -106,8 +109,11 @@ def test_one_label_with_two_specs_cannot_be_compared(tmp_path):
 def test_each_workload_is_compared_with_its_own_baseline_runs(tmp_path):
     small = {"type": "mlp", "hidden": [32]}
     runs = [make_record(d, 100, s, epoch_s=(1.0, t, t)) for d, t in (("cpu", 2.0), ("cpu1", 4.0)) for s in (1, 2, 3)]
-    runs += [make_record(d, 100, s, epoch_s=(1.0, t, t), workload="small", workload_spec=small)
-             for d, t in (("cpu", 1.0), ("cpu1", 0.5)) for s in (1, 2, 3)]  # fmt: skip
+    runs += [
+        make_record(d, 100, s, epoch_s=(1.0, t, t), workload="small", workload_spec=small)
+        for d, t in (("cpu", 1.0), ("cpu1", 0.5))
+        for s in (1, 2, 3)
+    ]
     _, speedup, *_ = crafted_tables(tmp_path, runs)
     by = speedup.set_index(["workload", "device"])
     assert by.loc[("mlp", "cpu1"), "speedup"] == pytest.approx(0.5)
@@ -177,8 +183,17 @@ def _summary(rng, workloads, true, seeds=3, drift=0.10, noise=0.03):
         for seed in range(1, seeds + 1):
             shared = np.exp(rng.normal(0, drift))
             for device, t in (("cpu", 1.0), ("gpu", 1.0 / speedup)):
-                rows.append({"workload": w, "device": device, "batch_size": 100, "seed": seed, "origin": "local",
-                             "machine_key": "m", "steady_epoch_mean_s": t * shared * np.exp(rng.normal(0, noise))})  # fmt: skip
+                rows.append(
+                    {
+                        "workload": w,
+                        "device": device,
+                        "batch_size": 100,
+                        "seed": seed,
+                        "origin": "local",
+                        "machine_key": "m",
+                        "steady_epoch_mean_s": t * shared * np.exp(rng.normal(0, noise)),
+                    }
+                )
     return pd.DataFrame(rows)
 
 

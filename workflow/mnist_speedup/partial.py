@@ -59,9 +59,16 @@ def write_bundle(results_dir: Path, out_dir: Path, config: dict, runs: list[Path
     loaded = [records.load(p) for p in runs]
     envs = [r["environment"] for r in loaded]
     files = [*runs, *calibration.files(results_dir)]
-    meta = bundle.manifest(results_dir, files, host=envs[0]["hostname"], machine_id=envs[0].get("machine_id"),
-                           experiment=config["experiment"], config=sources.shown(config) | {"partial": True},
-                           software=bundle.software(envs), training_code=loaded[0]["training_code"])  # fmt: skip
+    meta = bundle.manifest(
+        results_dir,
+        files,
+        host=envs[0]["hostname"],
+        machine_id=envs[0].get("machine_id"),
+        experiment=config["experiment"],
+        config=sources.shown(config) | {"partial": True},
+        software=bundle.software(envs),
+        training_code=loaded[0]["training_code"],
+    )
     dest = out_dir / f"partial-bundle-{envs[0]['hostname']}.tar.gz"
     staged = out_dir / f".{dest.name}.staged"
     bundle.write(staged, results_dir, meta)
@@ -76,12 +83,19 @@ def write_bundle(results_dir: Path, out_dir: Path, config: dict, runs: list[Path
 def report_text(results_dir: Path, config: dict, kept: list[Path], cut: list[dict]) -> str:
     """The report of the runs so far (``kept``: the finished runs' records, ``cut``: the cut runs'
     attempts), under a line that says what it holds."""
-    head = (f"> **Partial report**, written {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC while the workflow ran: "
-            f"{len(kept)} runs finished, {len(cut)} cut by the time budget. The workflow's own report replaces it.")  # fmt: skip
+    head = (
+        f"> **Partial report**, written {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC while the workflow ran: "
+        f"{len(kept)} runs finished, {len(cut)} cut by the time budget. The workflow's own report replaces it."
+    )
     prices = {k: v["price_per_hour"] for k, v in config["devices"].items() if "price_per_hour" in v}
-    settings = report_tables.Settings(config["baseline"], config["target_accuracy"], config["parity_margin"],
-                                      prices=prices, devices_auto=bool(config.get("_auto_devices")),
-                                      no_gpu_reason=config.get("_no_gpu_reason"))  # fmt: skip
+    settings = report_tables.Settings(
+        config["baseline"],
+        config["target_accuracy"],
+        config["parity_margin"],
+        prices=prices,
+        devices_auto=bool(config.get("_auto_devices")),
+        no_gpu_reason=config.get("_no_gpu_reason"),
+    )
     try:
         made = report_tables.make(kept, settings, (), calibration.files(results_dir), cut)
     except (records.RecordError, ValueError, KeyError, IndexError) as exc:
@@ -89,8 +103,9 @@ def report_text(results_dir: Path, config: dict, kept: list[Path], cut: list[dic
     tables = markdown.Tables.of(made)
     environments = {d: records.load(rows.path.iloc[0])["environment"] for d, rows in made["summary"].groupby("device")}
     baseline = made["baseline"].baseline.iloc[0]
-    made_report = markdown.Report(tables, baseline, sources.shown(config), {}, environments,
-                                  next(iter(config["workloads"])))  # fmt: skip
+    made_report = markdown.Report(
+        tables, baseline, sources.shown(config), {}, environments, next(iter(config["workloads"]))
+    )
     return markdown.render(made_report).replace(markdown.TITLE, f"{markdown.TITLE} (partial)\n\n{head}", 1)
 
 
@@ -149,8 +164,14 @@ def main(argv=None) -> int:
     parser.add_argument("--every", type=float, default=2.0, help="seconds between looks (default 2)")
     parser.add_argument("--while-pid", type=int, help="keep watching while this process runs")
     args = parser.parse_args(argv)
-    watch(args.results, args.out, load_config(args.config), args.every, args.while_pid,
-          log=lambda line: print(line, file=sys.stderr, flush=True))  # fmt: skip
+    watch(
+        args.results,
+        args.out,
+        load_config(args.config),
+        args.every,
+        args.while_pid,
+        log=lambda line: print(line, file=sys.stderr, flush=True),
+    )
     return 0
 
 

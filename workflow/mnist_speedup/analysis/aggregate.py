@@ -32,7 +32,7 @@ def epoch_rows(record: dict, device_label: str) -> list[dict]:
             "cumulative_s": float(c),
             "val_accuracy": acc,
             "val_loss": loss,
-        }  # fmt: skip
+        }
         for i, (s, c, acc, loss) in enumerate(
             zip(
                 record["timing"]["epoch_s"],
@@ -49,23 +49,35 @@ def load_calibration(paths) -> tuple[pd.DataFrame, list]:
     calibrated rate, and the checked records with their paths."""
     loaded = [(calibration.load(path), path) for path in paths]
     rows = [row for data, path in loaded for row in calibration.rows(data, path)]
-    columns = ["host", "device_label", *CALIBRATION_KEY[2:], "calibrated_flops_per_s", "numpy_flops_per_s",
-               "square_flops_per_s", "calibration_started_at", "calibration_finished_at"]  # fmt: skip
+    columns = [
+        "host",
+        "device_label",
+        *CALIBRATION_KEY[2:],
+        "calibrated_flops_per_s",
+        "numpy_flops_per_s",
+        "square_flops_per_s",
+        "calibration_started_at",
+        "calibration_finished_at",
+    ]
     return pd.DataFrame(rows, columns=columns).drop_duplicates(CALIBRATION_KEY, keep="last"), loaded
 
 
 def _check_calibrations(df: pd.DataFrame, loaded) -> None:
     """Each calibration is of the device and network that its runs trained."""
     for data, path in loaded:
-        runs = df[(df.host == data["environment"]["hostname"]) & (df.device_label == data["device"])
-                  & (df.workload == data["workload"])]  # fmt: skip
+        runs = df[
+            (df.host == data["environment"]["hostname"])
+            & (df.device_label == data["device"])
+            & (df.workload == data["workload"])
+        ]
         if runs.empty:
             continue
         run_row, have = runs.iloc[0], calibration.spec_columns(data)
         for column, key in DEVICE_FIELDS.items():
             if _value(have[column]) != _value(run_row[column]):
-                raise calibration.refuse_mismatch(data, path, f"device_spec.{key}", have[column], run_row[column],
-                                                  run_row.path)  # fmt: skip
+                raise calibration.refuse_mismatch(
+                    data, path, f"device_spec.{key}", have[column], run_row[column], run_row.path
+                )
         spec = json.dumps(data["workload_spec"], sort_keys=True)
         if spec != run_row.workload_spec:
             raise calibration.refuse_mismatch(data, path, "workload_spec", spec, run_row.workload_spec, run_row.path)
@@ -187,8 +199,13 @@ def check_against_config(df: pd.DataFrame, device_specs: dict, workload_specs: d
                 _disagree(row.path, f"device_spec.{key}", row[column], spec[column], f"device {row.device_label}")
         want = workload_specs.get(row.workload)
         if want is not None and row.workload_spec != json.dumps(want, sort_keys=True):
-            _disagree(row.path, "workload_spec", row.workload_spec, json.dumps(want, sort_keys=True),
-                      f"workload {row.workload}")  # fmt: skip
+            _disagree(
+                row.path,
+                "workload_spec",
+                row.workload_spec,
+                json.dumps(want, sort_keys=True),
+                f"workload {row.workload}",
+            )
     for device, runs in df[df.origin != "local"].groupby("device", sort=True):
         first = runs.iloc[0]
         for column in DEVICE_FIELDS:
@@ -273,11 +290,24 @@ def _no_energy(base: pd.DataFrame, runs: pd.DataFrame) -> str | None:
     return None
 
 
-def speedup_row(bs: int, device: str, runs: pd.DataFrame, base: pd.DataFrame, baseline: str, prices: dict,
-                level: float = stats.CI_LEVEL) -> dict:  # fmt: skip
-    row = {"workload": runs.workload.iloc[0], "workload_words": runs.workload_words.iloc[0], "batch_size": bs,
-           "device": device, "device_type": runs.device_type.iloc[0], "host": runs.host.iloc[0],
-           "baseline": baseline} | _time_stats(runs, bs)  # fmt: skip
+def speedup_row(
+    bs: int,
+    device: str,
+    runs: pd.DataFrame,
+    base: pd.DataFrame,
+    baseline: str,
+    prices: dict,
+    level: float = stats.CI_LEVEL,
+) -> dict:
+    row = {
+        "workload": runs.workload.iloc[0],
+        "workload_words": runs.workload_words.iloc[0],
+        "batch_size": bs,
+        "device": device,
+        "device_type": runs.device_type.iloc[0],
+        "host": runs.host.iloc[0],
+        "baseline": baseline,
+    } | _time_stats(runs, bs)
     row["baseline_n"] = len(base)
     row["baseline_epoch_s_mean"] = base.steady_epoch_mean_s.mean() if len(base) else math.nan
     row["fraction_of_calibrated"] = row["achieved_flops_per_s"] / row["calibrated_flops_per_s"]
@@ -285,8 +315,9 @@ def speedup_row(bs: int, device: str, runs: pd.DataFrame, base: pd.DataFrame, ba
     row["bound_samples_per_s"] = row["calibrated_flops_per_s"] / (row["flops_per_step"] / bs)
     itself = device == baseline
     r = compare.compare(base, runs, "steady_epoch_mean_s", baseline_itself=itself, level=level)
-    energy = compare.compare(runs if itself else base, runs, "energy_j_per_epoch", baseline_itself=itself,
-                             refuse=_no_energy)  # fmt: skip
+    energy = compare.compare(
+        runs if itself else base, runs, "energy_j_per_epoch", baseline_itself=itself, refuse=_no_energy
+    )
     row |= compare.columns("speedup", r) | compare.columns("energy_ratio", energy)
     row["ci_method"] = r.method_words  # the speedup's, as speedup_ci_method (kept for readers of older tables)
     row["ci_level"] = r.level

@@ -47,22 +47,30 @@ def no_accelerator(summary: pd.DataFrame, config: dict) -> list[str]:
     if not config.get("devices_auto") or any(devices.TYPES[t].platform.accelerator for t in set(summary.device_type)):
         return []
     why = config.get("no_gpu_reason") or "nvidia-smi lists none"
-    return [f"**No GPU was found** on this machine (`devices: auto`: {why}), so this report compares CPU thread "
-            "counts only; the speedups below are not GPU speedups."]  # fmt: skip
+    return [
+        f"**No GPU was found** on this machine (`devices: auto`: {why}), so this report compares CPU thread "
+        "counts only; the speedups below are not GPU speedups."
+    ]
 
 
 def noisy(speedup: pd.DataFrame) -> list[str]:
     rows = speedup[(speedup.cv_seeds > CV_WARN) | (speedup.cv_epochs > CV_WARN)]
-    return [f"Noisy timing: {r.device} {at(r, speedup)} has a CV of {_pct1(r.cv_seeds)} across seeds "
-            f"and {_pct1(r.cv_epochs)} across steady-state epochs (above {CV_WARN:.0%}). Close other programs, "
-            "pin the CPU frequency, or add seeds." for _, r in rows.iterrows()]  # fmt: skip
+    return [
+        f"Noisy timing: {r.device} {at(r, speedup)} has a CV of {_pct1(r.cv_seeds)} across seeds "
+        f"and {_pct1(r.cv_epochs)} across steady-state epochs (above {CV_WARN:.0%}). Close other programs, "
+        "pin the CPU frequency, or add seeds."
+        for _, r in rows.iterrows()
+    ]
 
 
 def host_dispatch(speedup: pd.DataFrame) -> list[str]:
     rows = speedup[speedup.host_share_of_timed_epoch > HOST_OVERHEAD_WARN]
-    return [f"On {r.device} {at(r, speedup)}, {r.host_share_of_timed_epoch:.0%} of each epoch is host "
-            "dispatch: this figure measures the Python loop more than the device; use `steps_per_call: epoch` or a "
-            "larger batch size." for _, r in rows.iterrows()]  # fmt: skip
+    return [
+        f"On {r.device} {at(r, speedup)}, {r.host_share_of_timed_epoch:.0%} of each epoch is host "
+        "dispatch: this figure measures the Python loop more than the device; use `steps_per_call: epoch` or a "
+        "larger batch size."
+        for _, r in rows.iterrows()
+    ]
 
 
 def accuracy_flags(df: pd.DataFrame, baseline: str, tolerance: float = ACCURACY_TOLERANCE) -> pd.DataFrame:
@@ -78,10 +86,12 @@ def accuracy_flags(df: pd.DataFrame, baseline: str, tolerance: float = ACCURACY_
 
 def accuracy(summary: pd.DataFrame, baseline: str) -> list[str]:
     flags = accuracy_flags(summary, baseline)
-    return [f"Accuracy differs: {r.device} reached {r.test_accuracy:.2%} test accuracy {at(r, flags)}, "
-            f"seed {r.seed}, against {r.test_accuracy_baseline:.2%} on {baseline} (more than "
-            f"{ACCURACY_TOLERANCE:.0%} apart): the devices may not train the same model."
-            for _, r in flags[flags.flag].iterrows()]  # fmt: skip
+    return [
+        f"Accuracy differs: {r.device} reached {r.test_accuracy:.2%} test accuracy {at(r, flags)}, "
+        f"seed {r.seed}, against {r.test_accuracy_baseline:.2%} on {baseline} (more than "
+        f"{ACCURACY_TOLERANCE:.0%} apart): the devices may not train the same model."
+        for _, r in flags[flags.flag].iterrows()
+    ]
 
 
 def software_differences(df: pd.DataFrame, baseline: str) -> list[str]:
@@ -103,8 +113,10 @@ def software_differences(df: pd.DataFrame, baseline: str) -> list[str]:
         for field in GPU_SOFTWARE:  # only between two GPU devices: a CPU has no CUDA stack
             ours, theirs = (same_text(r.get(field)) for r in (first, base))
             if "null" not in (ours, theirs) and ours != theirs:
-                out.append(f"{baseline} ran {field} {theirs}, {device} {ours}: part of the speedup may be the GPU "
-                           "software stack")  # fmt: skip
+                out.append(
+                    f"{baseline} ran {field} {theirs}, {device} {ours}: part of the speedup may be the GPU "
+                    "software stack"
+                )
     return out
 
 
@@ -114,8 +126,9 @@ def efficiency_flags(speedup: pd.DataFrame) -> list[str]:
     device of the same type with fewer threads on the same machine."""
     out = []
     for _, r in speedup[speedup.fraction_of_calibrated > 1].iterrows():
-        out.append(f"{r.device} {at(r, speedup)} ran at {r.fraction_of_calibrated:.1%} of its calibrated "
-                   f"rate: {_DISTURBED}.")  # fmt: skip
+        out.append(
+            f"{r.device} {at(r, speedup)} ran at {r.fraction_of_calibrated:.1%} of its calibrated rate: {_DISTURBED}."
+        )
     threaded = speedup.device_type.map(lambda t: devices.TYPES[t].compares_threads)
     rated = speedup[threaded & speedup.calibrated_flops_per_s.notna()]
     for _, group in rated.groupby(["device_type", "machine_key", "workload", "batch_size"]):
@@ -159,11 +172,15 @@ def interference(summary: pd.DataFrame) -> list[str]:
     runs = disturbed(summary)
     if runs.empty:
         return []
-    named = ", ".join(f"{r.device} {at(r, summary)}, seed {r.seed} ({r.other_cores_max:.0%} of a core)"
-                      for _, r in runs.sort_values(run.RUN_KEY).iterrows())  # fmt: skip
-    return [f"Other processes ran beside {len(runs)} run(s), using more than {INTERFERENCE_WARN:.0%} of a core in a "
-            f"steady epoch: {named}. Their times may be slow; rerun them when the machine is idle (delete their "
-            "records and run snakemake again)."]  # fmt: skip
+    named = ", ".join(
+        f"{r.device} {at(r, summary)}, seed {r.seed} ({r.other_cores_max:.0%} of a core)"
+        for _, r in runs.sort_values(run.RUN_KEY).iterrows()
+    )
+    return [
+        f"Other processes ran beside {len(runs)} run(s), using more than {INTERFERENCE_WARN:.0%} of a core in a "
+        f"steady epoch: {named}. Their times may be slow; rerun them when the machine is idle (delete their "
+        "records and run snakemake again)."
+    ]
 
 
 def oversubscribed(summary: pd.DataFrame) -> pd.DataFrame:
@@ -179,12 +196,16 @@ def oversubscription(summary: pd.DataFrame) -> list[str]:
     runs = oversubscribed(summary)
     if runs.empty:
         return []
-    named = ", ".join(f"{r.device} {at(r, summary)}, seed {r.seed} ({int(r.threads)} threads, "
-                      f"{r.machine_cores - r.other_cores_max:.1f} of {int(r.machine_cores)} cores free)"
-                      for _, r in runs.sort_values(run.RUN_KEY).iterrows())  # fmt: skip
-    return [f"{len(runs)} run(s) had more threads than free cores: {named}. Their threads waited for each other "
-            "(OpenMP's spin-waiting threads, PyTorch's above all, can run several times slower), so these times "
-            "measure the contention, not the device. Rerun them on an idle machine, or give the device fewer threads."]  # fmt: skip
+    named = ", ".join(
+        f"{r.device} {at(r, summary)}, seed {r.seed} ({int(r.threads)} threads, "
+        f"{r.machine_cores - r.other_cores_max:.1f} of {int(r.machine_cores)} cores free)"
+        for _, r in runs.sort_values(run.RUN_KEY).iterrows()
+    )
+    return [
+        f"{len(runs)} run(s) had more threads than free cores: {named}. Their threads waited for each other "
+        "(OpenMP's spin-waiting threads, PyTorch's above all, can run several times slower), so these times "
+        "measure the contention, not the device. Rerun them on an idle machine, or give the device fewer threads."
+    ]
 
 
 def single_runs(summary: pd.DataFrame) -> list[str]:

@@ -82,11 +82,20 @@ def cost(seconds: float, r: stats.Ratio, price: float | None, base_price: float 
     if price is None or base_price is None:
         return {name: math.nan, "cost_ratio": math.nan, "cost_ratio_ci_low": math.nan, "cost_ratio_ci_high": math.nan}
     c = r.scaled(base_price / price)
-    return {name: seconds / 3600 * price, "cost_ratio": c.estimate, "cost_ratio_ci_low": c.low,
-            "cost_ratio_ci_high": c.high}  # fmt: skip
+    return {
+        name: seconds / 3600 * price,
+        "cost_ratio": c.estimate,
+        "cost_ratio_ci_low": c.low,
+        "cost_ratio_ci_high": c.high,
+    }
 
 
 def columns(prefix: str, r: stats.Ratio) -> dict:
     """A ratio as table columns: estimate, interval, method (at its level) and reason."""
-    return {prefix: r.estimate, f"{prefix}_ci_low": r.low, f"{prefix}_ci_high": r.high,
-            f"{prefix}_ci_method": r.method_words, f"{prefix}_ci_note": r.reason}  # fmt: skip
+    return {
+        prefix: r.estimate,
+        f"{prefix}_ci_low": r.low,
+        f"{prefix}_ci_high": r.high,
+        f"{prefix}_ci_method": r.method_words,
+        f"{prefix}_ci_note": r.reason,
+    }

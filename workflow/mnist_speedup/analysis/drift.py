@@ -43,8 +43,19 @@ def table(summary: pd.DataFrame) -> pd.DataFrame:
     for (workload, bs, device), runs in df.groupby(["workload", "batch_size", "device"], sort=True):
         change, low, high = relative_change(runs.start_s, runs.steady_epoch_mean_s)
         rate, rate_low, rate_high = relative_change(runs.start_s, runs.probe_flops_per_s)
-        rows.append({"workload": workload, "batch_size": bs, "device": device, "n": len(runs), "span_s": np.ptp(runs.start_s),
-                     "epoch_time_drift": change, "epoch_time_drift_ci_low": low, "epoch_time_drift_ci_high": high,
-                     "device_rate_drift": rate, "device_rate_drift_ci_low": rate_low,
-                     "device_rate_drift_ci_high": rate_high})  # fmt: skip
+        rows.append(
+            {
+                "workload": workload,
+                "batch_size": bs,
+                "device": device,
+                "n": len(runs),
+                "span_s": np.ptp(runs.start_s),
+                "epoch_time_drift": change,
+                "epoch_time_drift_ci_low": low,
+                "epoch_time_drift_ci_high": high,
+                "device_rate_drift": rate,
+                "device_rate_drift_ci_low": rate_low,
+                "device_rate_drift_ci_high": rate_high,
+            }
+        )
     return pd.DataFrame(rows)

@@ -12,8 +12,21 @@ from mnist_speedup.analysis import compare, parity, placing
 from mnist_speedup.spec import frameworks
 from mnist_speedup.spec.run import SETTING
 
-COLUMNS = [*SETTING, "first", "second", "first_framework", "second_framework", "speedup", "low", "high", "level",
-           "method", "note", "parity", "parity_reason"]  # fmt: skip
+COLUMNS = [
+    *SETTING,
+    "first",
+    "second",
+    "first_framework",
+    "second_framework",
+    "speedup",
+    "low",
+    "high",
+    "level",
+    "method",
+    "note",
+    "parity",
+    "parity_reason",
+]
 
 
 def _framework_of(summary: pd.DataFrame) -> dict[str, str]:
@@ -29,8 +42,24 @@ def _rows(summary: pd.DataFrame, a: str, b: str, fw: dict, target: float, margin
             continue
         r = compare.compare(first, second, "steady_epoch_mean_s")
         verdict, why = parity.verdict(first, second, target, margin)
-        rows.append([workload, bs, a, b, fw[a], fw[b], r.estimate, r.low, r.high, r.level, r.method_words,
-                     r.reason, verdict, why])  # fmt: skip
+        rows.append(
+            [
+                workload,
+                bs,
+                a,
+                b,
+                fw[a],
+                fw[b],
+                r.estimate,
+                r.low,
+                r.high,
+                r.level,
+                r.method_words,
+                r.reason,
+                verdict,
+                why,
+            ]
+        )
     return rows
 
 

@@ -52,17 +52,23 @@ def verdict(base: pd.DataFrame, runs: pd.DataFrame, target: float, margin: float
     """(PASS or FAIL, the reason) of one device's runs against the baseline's."""
     missed, base_missed = int((~runs.target_reached.astype(bool)).sum()), int((~base.target_reached.astype(bool)).sum())
     if missed > base_missed:
-        return FAIL, (f"{missed} of {len(runs)} runs never reached {percent(target)} validation accuracy "
-                      f"(baseline: {base_missed} of {len(base)})")  # fmt: skip
+        return FAIL, (
+            f"{missed} of {len(runs)} runs never reached {percent(target)} validation accuracy "
+            f"(baseline: {base_missed} of {len(base)})"
+        )
     dev_epochs, base_epochs = _epochs(runs), _epochs(base)
     slower, p = slower_to_converge(base_epochs, dev_epochs)
     if slower:
-        return FAIL, (f"needs more epochs to {percent(target)} ({dev_epochs.mean():.1f} against {base_epochs.mean():.1f}; "
-                      f"one-sided Welch p = {p:.3f})")  # fmt: skip
+        return FAIL, (
+            f"needs more epochs to {percent(target)} ({dev_epochs.mean():.1f} against {base_epochs.mean():.1f}; "
+            f"one-sided Welch p = {p:.3f})"
+        )
     gap = runs.val_accuracy.mean() - base.val_accuracy.mean()
     if gap < -margin:
-        return FAIL, (f"final validation accuracy {runs.val_accuracy.mean():.2%} is {-gap * 100:.2f} points below the "
-                      f"baseline's {base.val_accuracy.mean():.2%} (margin {margin * 100:.2f})")  # fmt: skip
+        return FAIL, (
+            f"final validation accuracy {runs.val_accuracy.mean():.2%} is {-gap * 100:.2f} points below the "
+            f"baseline's {base.val_accuracy.mean():.2%} (margin {margin * 100:.2f})"
+        )
     if missed == len(runs) and base_missed == len(base):
         epochs = f"neither reached {percent(target)} in {int(runs.epochs.iloc[0])} epochs, so only the final accuracy compares"
     else:
@@ -81,8 +87,9 @@ def table(summary: pd.DataFrame, baseline: str, target: float, margin: float) ->
                 parity, reason = "", "the baseline itself" if device == baseline else "no baseline runs"
             else:
                 parity, reason = verdict(base, runs, target, margin)
-            rows.append({"workload": workload, "batch_size": bs, "device": device, "parity": parity,
-                         "parity_reason": reason})  # fmt: skip
+            rows.append(
+                {"workload": workload, "batch_size": bs, "device": device, "parity": parity, "parity_reason": reason}
+            )
     return pd.DataFrame(rows, columns=[*SETTING, "device", "parity", "parity_reason"])
 
 
@@ -94,8 +101,14 @@ def apply(speedup: pd.DataFrame, tta_table: pd.DataFrame, verdicts: pd.DataFrame
     speedup = speedup.merge(verdicts, on=key, how="left")
     tta_table = tta_table.merge(verdicts, on=key, how="left")
     failed = tta_table.parity == FAIL
-    for column in ("tta_speedup", "tta_speedup_ci_low", "tta_speedup_ci_high", "cost_ratio", "cost_ratio_ci_low",
-                   "cost_ratio_ci_high"):  # fmt: skip
+    for column in (
+        "tta_speedup",
+        "tta_speedup_ci_low",
+        "tta_speedup_ci_high",
+        "cost_ratio",
+        "cost_ratio_ci_low",
+        "cost_ratio_ci_high",
+    ):
         if column in tta_table:
             tta_table.loc[failed, column] = math.nan
     tta_table.loc[failed, "tta_note"] = "did not train to the same quality: " + tta_table.loc[failed, "parity_reason"]

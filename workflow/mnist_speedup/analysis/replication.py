@@ -57,8 +57,10 @@ def widest(speedup: pd.DataFrame, baseline: str) -> dict:
     others = speedup[speedup.device != baseline]
     if others.empty:
         return {"half_width": 0.0, "device": None, "workload": None, "batch_size": None}
-    widths = [relative_half_width(lo, hi, s) for lo, hi, s in
-              zip(others.speedup_ci_low, others.speedup_ci_high, others.speedup)]  # fmt: skip
+    widths = [
+        relative_half_width(lo, hi, s)
+        for lo, hi, s in zip(others.speedup_ci_low, others.speedup_ci_high, others.speedup)
+    ]
     i = max(range(len(widths)), key=lambda k: widths[k])
     row = others.iloc[i]
     return {
@@ -101,8 +103,10 @@ def reason(measured: dict, target: float, max_seeds: int) -> str:
     if _half(w) <= target:
         return f"every interval within ±{percent(target)} at {n} seeds (widest {_pct(w['half_width'])}: {_where(w)})"
     if n > max_seeds:  # max_seeds lowered after more seeds had run: every recorded seed is used
-        return (f"{n} seeds were already recorded, more than max_seeds {max_seeds} (lowered after they ran), and "
-                f"all {n} are used: {_where(w)} {_still(w)}")  # fmt: skip
+        return (
+            f"{n} seeds were already recorded, more than max_seeds {max_seeds} (lowered after they ran), and "
+            f"all {n} are used: {_where(w)} {_still(w)}"
+        )
     if n == max_seeds:
         return f"stopped at max_seeds {max_seeds}: {_where(w)} {_still(w)}"
     return f"after {n} seeds the widest interval is {_pct(w['half_width'])} ({_where(w)}); adding seed {n + 1}"

@@ -77,7 +77,16 @@ def geometric_mean(summary: pd.DataFrame, baseline: str, level: float = CI_LEVEL
             if len(parts) < 2 or any(p is None for p in parts):
                 continue
             g, lo, hi = combine(parts, level)
-            rows.append({"batch_size": bs, "device": device, "workloads": len(parts), "geomean_speedup": g,
-                         "geomean_ci_low": lo, "geomean_ci_high": hi})  # fmt: skip
-    return pd.DataFrame(rows, columns=["batch_size", "device", "workloads", "geomean_speedup", "geomean_ci_low",
-                                       "geomean_ci_high"])  # fmt: skip
+            rows.append(
+                {
+                    "batch_size": bs,
+                    "device": device,
+                    "workloads": len(parts),
+                    "geomean_speedup": g,
+                    "geomean_ci_low": lo,
+                    "geomean_ci_high": hi,
+                }
+            )
+    return pd.DataFrame(
+        rows, columns=["batch_size", "device", "workloads", "geomean_speedup", "geomean_ci_low", "geomean_ci_high"]
+    )

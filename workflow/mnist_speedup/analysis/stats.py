@@ -41,8 +41,10 @@ FEW_RUNS = "needs ≥ 2 runs per device"
 UNBOUNDED = "unbounded: too noisy for an interval at this n"
 NO_BASELINE = "baseline has no runs at this batch size"
 #: both devices' runs took exactly the same time each: no spread to size an interval with
-NO_SPREAD = ("no spread in either device's runs (their differences are below the clock's resolution), so no "
-             "interval: two identical times do not make a certain ratio; add seeds")  # fmt: skip
+NO_SPREAD = (
+    "no spread in either device's runs (their differences are below the clock's resolution), so no "
+    "interval: two identical times do not make a certain ratio; add seeds"
+)
 
 
 @dataclass(frozen=True)
@@ -82,8 +84,9 @@ class Ratio:
     def scaled(self, factor: float) -> Ratio:
         """The same ratio times a constant (e.g. a price ratio): the
         interval scales with it, nothing is re-derived."""
-        return Ratio(self.estimate * factor, self.low * factor, self.high * factor, self.df, self.method, self.reason,
-                     self.level)  # fmt: skip
+        return Ratio(
+            self.estimate * factor, self.low * factor, self.high * factor, self.df, self.method, self.reason, self.level
+        )
 
 
 def _roots(a_coef: float, b_coef: float, c_coef: float, s: float, df: float, method: str, level: float):

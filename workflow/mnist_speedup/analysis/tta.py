@@ -40,8 +40,17 @@ def per_run(curves: pd.DataFrame, target: float) -> pd.DataFrame:
     for (workload, bs, device, seed), run in curves.groupby(RUN_KEY, sort=True):
         run = run.sort_values("epoch")
         reached, epochs, seconds = time_to_target(run.epoch_s, run.val_accuracy, target)
-        rows.append({"workload": workload, "device": device, "batch_size": bs, "seed": seed, "target_reached": reached,
-                     "epochs_to_target": epochs, "time_to_target_s": seconds})  # fmt: skip
+        rows.append(
+            {
+                "workload": workload,
+                "device": device,
+                "batch_size": bs,
+                "seed": seed,
+                "target_reached": reached,
+                "epochs_to_target": epochs,
+                "time_to_target_s": seconds,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -99,12 +108,18 @@ def table(summary: pd.DataFrame, runs: pd.DataFrame, baseline: str, target: floa
         base = at_bs[at_bs.device == baseline]
         for device, group in at_bs.groupby("device", sort=True):
             itself = device == baseline
-            r = compare.compare(group if itself else base, group, "time_to_target_s", baseline_itself=itself,
-                                refuse=_censored(target, int(group.epochs.iloc[0])))  # fmt: skip
+            r = compare.compare(
+                group if itself else base,
+                group,
+                "time_to_target_s",
+                baseline_itself=itself,
+                refuse=_censored(target, int(group.epochs.iloc[0])),
+            )
             row = _row(workload, bs, device, group, r)
             base_price = prices.get(base.device_label.iloc[0]) if len(base) else None
-            row |= compare.cost(row["time_to_target_s_mean"], r, prices.get(group.device_label.iloc[0]), base_price,
-                        "cost_to_target")  # fmt: skip
+            row |= compare.cost(
+                row["time_to_target_s_mean"], r, prices.get(group.device_label.iloc[0]), base_price, "cost_to_target"
+            )
             out.append(row)
     df = pd.DataFrame(out)
     df["best_batch_size"] = False
@@ -136,11 +151,21 @@ def _best_of_workload(table_df: pd.DataFrame, runs: pd.DataFrame, baseline: str)
             continue
         dev_runs = runs[(runs.device == device) & (runs.batch_size == row.batch_size)]
         r = compare.compare(base_runs, dev_runs, "time_to_target_s", paired=False)
-        out.append({"workload": row.workload, "device": device, "device_batch_size": row.batch_size, "baseline_batch_size": base_bs,
-                    "time_to_target_s_mean": row.time_to_target_s_mean,
-                    "baseline_time_to_target_s_mean": best.loc[baseline, "time_to_target_s_mean"],
-                    "tta_speedup": r.estimate, "tta_speedup_ci_low": r.low, "tta_speedup_ci_high": r.high,
-                    "tta_ci_method": r.method_words, "tta_note": r.reason})  # fmt: skip
+        out.append(
+            {
+                "workload": row.workload,
+                "device": device,
+                "device_batch_size": row.batch_size,
+                "baseline_batch_size": base_bs,
+                "time_to_target_s_mean": row.time_to_target_s_mean,
+                "baseline_time_to_target_s_mean": best.loc[baseline, "time_to_target_s_mean"],
+                "tta_speedup": r.estimate,
+                "tta_speedup_ci_low": r.low,
+                "tta_speedup_ci_high": r.high,
+                "tta_ci_method": r.method_words,
+                "tta_note": r.reason,
+            }
+        )
     return out
 
 
@@ -150,8 +175,19 @@ def mean_curves(curves: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (workload, device, bs, epoch), g in curves.groupby(["workload", "device", "batch_size", "epoch"], sort=True):
         lo, hi = stats.mean_ci(g.val_accuracy)
-        rows.append({"workload": workload, "device": device, "batch_size": bs, "epoch": epoch, "cumulative_s": g.cumulative_s.mean(),
-                     "val_accuracy": g.val_accuracy.mean(), "ci_low": lo, "ci_high": hi, "n": len(g)})  # fmt: skip
+        rows.append(
+            {
+                "workload": workload,
+                "device": device,
+                "batch_size": bs,
+                "epoch": epoch,
+                "cumulative_s": g.cumulative_s.mean(),
+                "val_accuracy": g.val_accuracy.mean(),
+                "ci_low": lo,
+                "ci_high": hi,
+                "n": len(g),
+            }
+        )
     out = pd.DataFrame(rows)
     if not out.empty:
         out["ci_low"] = np.where(out.ci_low.isna(), out.val_accuracy, out.ci_low)

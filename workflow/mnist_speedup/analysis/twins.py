@@ -52,8 +52,12 @@ def framework_twin_of(summary: pd.DataFrame, device: str) -> str | None:
     if _framework(me) == frameworks.DEFAULT:
         return None
     for other, row in first.iterrows():
-        if (other != device and _same(row, me, placing.HARDWARE) and _framework(row) == frameworks.DEFAULT
-                and row.precision == me.precision):  # fmt: skip
+        if (
+            other != device
+            and _same(row, me, placing.HARDWARE)
+            and _framework(row) == frameworks.DEFAULT
+            and row.precision == me.precision
+        ):
             return other
     return None
 

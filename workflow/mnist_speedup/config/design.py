@@ -50,7 +50,7 @@ def block_order(devices, batch_sizes, seeds, workloads=("mlp",), main_workload=N
             list(seeds).index(blk[0]),
             ranked.index(blk[1]),
             list(batch_sizes).index(blk[2]),
-        ),  # fmt: skip
+        ),
     )
     order = {}
     for seed, workload, batch_size in blocks:

@@ -121,8 +121,10 @@ def prepare(config: dict, command_line: dict | None, schema_path, defaults: bool
     config.update(configinput.coerce(dict(config), schema))
     found = configinput.non_finite({k: v for k, v in config.items() if not k.startswith("_")})
     if found:
-        raise ConfigError(f"config key `{found[0]}`: {found[1]!r} is not a finite number. Fix: give a finite "
-                          "number (NaN and infinities are never valid), or leave the key out for its default")  # fmt: skip
+        raise ConfigError(
+            f"config key `{found[0]}`: {found[1]!r} is not a finite number. Fix: give a finite "
+            "number (NaN and infinities are never valid), or leave the key out for its default"
+        )
     check_labels(config)
     problem = configinput.schema_problem(config, schema)
     if problem:
@@ -177,12 +179,18 @@ def _check_replication(config: dict) -> None:
     if not rep:
         return
     if config.get("time_budget_s") is not None:
-        _fail("time_budget_s", "a time budget with replication: replication decides its next round from the seeds "
-              "each round measured, and a budget that cuts runs would leave rounds short of seeds",
-              "use one of the two: replication (it stops at its target or max_seeds) or a time budget")  # fmt: skip
+        _fail(
+            "time_budget_s",
+            "a time budget with replication: replication decides its next round from the seeds "
+            "each round measured, and a budget that cuts runs would leave rounds short of seeds",
+            "use one of the two: replication (it stops at its target or max_seeds) or a time budget",
+        )
     if rep["max_seeds"] < len(config["seeds"]):
-        _fail("replication.max_seeds", f"{rep['max_seeds']} is below the {len(config['seeds'])} seeds listed",
-              f"set max_seeds to at least {len(config['seeds'])}, or list fewer seeds")  # fmt: skip
+        _fail(
+            "replication.max_seeds",
+            f"{rep['max_seeds']} is below the {len(config['seeds'])} seeds listed",
+            f"set max_seeds to at least {len(config['seeds'])}, or list fewer seeds",
+        )
     if max(config["seeds"]) + rep["max_seeds"] - len(config["seeds"]) > 2**32 - 1:
         _fail("replication.max_seeds", "would take seeds past 2**32 - 1", "list smaller seeds")
 
@@ -255,14 +263,19 @@ def _check_framework(label: str, spec: dict) -> None:
     platform = dev.TYPES[spec["type"]].platform
     if platform.name not in framework.environments:
         able = [n for n, d in frameworks.declarations().items() if platform.name in d.environments]
-        _fail(f"devices.{label}.framework", f"{name} declares no environment for the {platform.words} platform",
-              f"use one of {able} on device {label}")  # fmt: skip
+        _fail(
+            f"devices.{label}.framework",
+            f"{name} declares no environment for the {platform.words} platform",
+            f"use one of {able} on device {label}",
+        )
     framework.check_spec(label, spec, _fail)
     missing = framework.missing()
     if missing:
-        _fail(f"devices.{label}.framework",
-              f"{name} needs {', '.join(missing)}, which is not installed in this environment",
-              f"pip install -e '.[{framework.extra}]', or use another framework for device {label}")  # fmt: skip
+        _fail(
+            f"devices.{label}.framework",
+            f"{name} needs {', '.join(missing)}, which is not installed in this environment",
+            f"pip install -e '.[{framework.extra}]', or use another framework for device {label}",
+        )
 
 
 def _resolve_workloads(config: dict) -> None:
@@ -273,21 +286,30 @@ def _resolve_workloads(config: dict) -> None:
         kind = workloads.TYPES[spec["type"]]
         foreign = sorted(set(spec) - set(kind.keys) - {"type"})
         if foreign:
-            _fail(f"workloads.{label}", f"{foreign} {'is not a key' if len(foreign) == 1 else 'are not keys'} of a "
-                  f"{kind.type} workload", f"use only {sorted(kind.keys)} with type: {kind.type}")  # fmt: skip
+            _fail(
+                f"workloads.{label}",
+                f"{foreign} {'is not a key' if len(foreign) == 1 else 'are not keys'} of a {kind.type} workload",
+                f"use only {sorted(kind.keys)} with type: {kind.type}",
+            )
         dropout = spec.get("dropout")
         if dropout is not None and isinstance(dropout, list) != kind.dropout_per_layer:
-            _fail(f"workloads.{label}.dropout", f"{dropout!r} is not what a {kind.type} takes",
-                  "give an MLP a list of rates (input, then one after each hidden layer), e.g. [0.2, 0.5, 0.5], "
-                  "and a CNN one rate, e.g. 0.5")  # fmt: skip
+            _fail(
+                f"workloads.{label}.dropout",
+                f"{dropout!r} is not what a {kind.type} takes",
+                "give an MLP a list of rates (input, then one after each hidden layer), e.g. [0.2, 0.5, 0.5], "
+                "and a CNN one rate, e.g. 0.5",
+            )
         workload = kind(spec)
         workload.check(label, _fail)
         resolved[label] = kind.with_defaults(spec)
         same = [other for other, known in resolved.items() if other != label and known == resolved[label]]
         if same:
-            _fail(f"workloads.{label}", f"is the same network as workloads.{same[0]} ({workload.words()}): the "
-                  "headline would say the same thing twice and the geometric mean would count it twice",
-                  f"keep one of {same[0]} and {label}")  # fmt: skip
+            _fail(
+                f"workloads.{label}",
+                f"is the same network as workloads.{same[0]} ({workload.words()}): the "
+                "headline would say the same thing twice and the geometric mean would count it twice",
+                f"keep one of {same[0]} and {label}",
+            )
     config["workloads"] = resolved
 
 
@@ -296,12 +318,18 @@ def _check_extra_runs(config: dict) -> None:
         path = Path(folder)
         if is_bundle(folder):
             if not path.is_file() or not os.access(path, os.R_OK):
-                _fail("extra_runs", f"{folder!r} is not a readable file",
-                      "point it at a bundle made by `snakemake --cores 1 bundle` on the other machine")  # fmt: skip
+                _fail(
+                    "extra_runs",
+                    f"{folder!r} is not a readable file",
+                    "point it at a bundle made by `snakemake --cores 1 bundle` on the other machine",
+                )
             continue
         if not path.is_dir() or not os.access(path, os.R_OK | os.X_OK):
-            _fail("extra_runs", f"{folder!r} is not a readable directory",
-                  "point it at a folder that holds a runs/ tree, or at a results bundle (.tar.gz)")  # fmt: skip
+            _fail(
+                "extra_runs",
+                f"{folder!r} is not a readable directory",
+                "point it at a folder that holds a runs/ tree, or at a results bundle (.tar.gz)",
+            )
         found = folders.problem(path, f"results/{config['experiment']}")
         if found:
             _fail("extra_runs", *found)
@@ -325,12 +353,18 @@ def check_executor(config: dict, local: bool) -> None:
     cluster executor the Snakefile is parsed on the submit (login) node,
     which has other GPUs or none, and again on each compute node."""
     if config.get("time_budget_s") is not None and not local:
-        _fail("time_budget_s", "the time budget is kept by the jobs of one machine's invocation; with a cluster "
-              "executor (Slurm) each job waits in a queue the budget cannot see",
-              "leave time_budget_s out (null) on a cluster, and set the job's time limit there instead")  # fmt: skip
+        _fail(
+            "time_budget_s",
+            "the time budget is kept by the jobs of one machine's invocation; with a cluster "
+            "executor (Slurm) each job waits in a queue the budget cannot see",
+            "leave time_budget_s out (null) on a cluster, and set the job's time limit there instead",
+        )
     if config.get("_auto_devices") and not local:
         found = ", ".join(f"{label} ({dev.of(spec).describe()})" for label, spec in sorted(config["devices"].items()))
-        _fail("devices", "`auto` is detected where the Snakefile is parsed, which with a cluster executor (Slurm) "
-              f"is the submit node, not the node a job runs on (here it found {found})",
-              "name the devices the jobs should use, e.g. devices: {gpu: {type: gpu, index: 0}, cpu: {type: cpu, "
-              "threads: 16}}; inside a Slurm GPU job, index 0 is the first card Slurm gave the job")  # fmt: skip
+        _fail(
+            "devices",
+            "`auto` is detected where the Snakefile is parsed, which with a cluster executor (Slurm) "
+            f"is the submit node, not the node a job runs on (here it found {found})",
+            "name the devices the jobs should use, e.g. devices: {gpu: {type: gpu, index: 0}, cpu: {type: cpu, "
+            "threads: 16}}; inside a Slurm GPU job, index 0 is the first card Slurm gave the job",
+        )

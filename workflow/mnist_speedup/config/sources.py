@@ -181,10 +181,14 @@ def schema_problem(config: dict, schema: dict) -> str | None:
         return None
     error = _innermost(jsonschema.exceptions.best_match(errors) or errors[0])
     fix = error.schema.get("x-fix")
-    fix = fix.format(value=error.instance) if fix else (
-        "correct it in the config file or on the command line; config/README.md lists every key with its type "
-        "and an example"
-    )  # fmt: skip
+    fix = (
+        fix.format(value=error.instance)
+        if fix
+        else (
+            "correct it in the config file or on the command line; config/README.md lists every key with its type "
+            "and an example"
+        )
+    )
     return f"config key `{_path(error)}`: {_explain(error)}. Fix: {fix}"
 
 

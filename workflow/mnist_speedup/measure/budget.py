@@ -40,8 +40,17 @@ from mnist_speedup.spec import run, workloads
 #: an estimate is the longest comparable run times this (the record write and the job's own end come after)
 SAFETY = 1.25
 #: a record's fields that must equal the spec's for it to be a run of the same plan
-SAME_PLAN = ("epochs", "warmup_epochs", "train_samples", "learning_rate", "adam", "input_pipeline",
-             "deterministic", "steps_per_call", "workload_spec")  # fmt: skip
+SAME_PLAN = (
+    "epochs",
+    "warmup_epochs",
+    "train_samples",
+    "learning_rate",
+    "adam",
+    "input_pipeline",
+    "deterministic",
+    "steps_per_call",
+    "workload_spec",
+)
 
 #: what an estimate came from, most specific first (see the module's text)
 BASES = {
@@ -88,10 +97,17 @@ def known_run(record: dict) -> dict | None:
         seconds = duration_s(record)
         if seconds is None:
             return None
-        return {"device": record["device"], "workload": record["workload"], "batch_size": record["batch_size"],
-                "plan": _plan(record), "duration_s": seconds, "before_s": _before_run_s(record),
-                "subset": record.get("train_samples") is not None, "samples_per_epoch": record["samples_per_epoch"],
-                "units": _units(record["workload_spec"], record["epochs"], record["samples_per_epoch"])}  # fmt: skip
+        return {
+            "device": record["device"],
+            "workload": record["workload"],
+            "batch_size": record["batch_size"],
+            "plan": _plan(record),
+            "duration_s": seconds,
+            "before_s": _before_run_s(record),
+            "subset": record.get("train_samples") is not None,
+            "samples_per_epoch": record["samples_per_epoch"],
+            "units": _units(record["workload_spec"], record["epochs"], record["samples_per_epoch"]),
+        }
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
 
@@ -114,8 +130,9 @@ def known_runs(attempt_paths) -> list[dict]:
 
 def _scaled(spec: run.RunSpec, runs: list[dict]) -> float:
     """The nearest run's duration, its training part scaled to ``spec``'s (see the module's text)."""
-    other = max(runs, key=lambda r: (r["workload"] == spec.workload, r["batch_size"] == spec.batch_size,
-                                     r["duration_s"]))  # fmt: skip
+    other = max(
+        runs, key=lambda r: (r["workload"] == spec.workload, r["batch_size"] == spec.batch_size, r["duration_s"])
+    )
     # a spec's samples per epoch: its train_samples, else the full split the other run trained on (or MNIST's
     # 60,000 where that run took a subset: an upper bound)
     samples = spec.train_samples or (60_000 if other["subset"] else other["samples_per_epoch"])
@@ -150,5 +167,9 @@ def cut(spec: run.RunSpec, invocation, now: float) -> dict | None:
     guess = estimate(spec, [*invocation.known_runs, *known_runs(invocation.attempts)])
     if left > 0 and (guess.seconds is None or guess.seconds <= left):
         return None
-    return {"budget_s": invocation.budget_s, "left_s": round(left, 3),
-            "estimate_s": guess.seconds and round(guess.seconds, 3), "basis": guess.basis}  # fmt: skip
+    return {
+        "budget_s": invocation.budget_s,
+        "left_s": round(left, 3),
+        "estimate_s": guess.seconds and round(guess.seconds, 3),
+        "basis": guess.basis,
+    }

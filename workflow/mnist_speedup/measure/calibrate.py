@@ -47,8 +47,9 @@ def _rate(fn, flops: int, repeats: int, min_seconds: float = _MIN_SECONDS, sync=
     }
 
 
-def workload_rate(framework, workload, batch_size: int, repeats: int, min_seconds: float = _MIN_SECONDS,
-                  dtype="float32"):  # fmt: skip
+def workload_rate(
+    framework, workload, batch_size: int, repeats: int, min_seconds: float = _MIN_SECONDS, dtype="float32"
+):
     """The rate of the products of one training step of ``workload`` at
     ``batch_size`` in ``dtype`` (the device's precision), run back to back in
     one compiled function of the opened ``framework``."""
@@ -90,14 +91,21 @@ def measure(spec: dict, workload_spec: dict, batch_sizes: list[int], square_size
     rule script adds the schema version and names: records/calibration.py)."""
     framework = frameworks.open_device(spec)
     workload, dtype = workloads.of(workload_spec), precisions.compute_dtype(spec.get("precision", "float32"))
-    out = {"device_spec": dict(spec), "dtype": dtype,
-           "workload_spec": dict(workload_spec), "repeats": repeats, "started_at": _now()}  # fmt: skip
+    out = {
+        "device_spec": dict(spec),
+        "dtype": dtype,
+        "workload_spec": dict(workload_spec),
+        "repeats": repeats,
+        "started_at": _now(),
+    }
     by_batch = {}
     for bs in batch_sizes:
         result = workload_rate(framework, workload, bs, repeats, dtype=dtype)
         by_batch[str(bs)] = result
-        log(f"batch {bs}: {result['flops_per_s_median'] / 1e9:.1f} GFLOP/s in {dtype} at the shapes of "
-            f"{workload.words()} ({framework.declaration.words})")  # fmt: skip
+        log(
+            f"batch {bs}: {result['flops_per_s_median'] / 1e9:.1f} GFLOP/s in {dtype} at the shapes of "
+            f"{workload.words()} ({framework.declaration.words})"
+        )
         with_numpy = devices.of(spec).compares_with_numpy and dtype == "float32"  # NumPy has no bfloat16
         numpy = numpy_rate(workload, bs, repeats) if with_numpy else None
         if numpy:

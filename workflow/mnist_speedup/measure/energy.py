@@ -139,13 +139,20 @@ class EpochEnergy:
         (NVML's counter on an H200 stood still through 12 ms epochs and then
         jumped by 13 J), so a per-epoch figure would be noise."""
         if self.meter is not None and any(j <= 0 for j in self.joules):
-            self.reason = (f"{self.meter.source} did not advance during {sum(j <= 0 for j in self.joules)} of "
-                           f"{len(self.joules)} steady epochs: they are shorter than the counter's update interval, "
-                           "so energy per epoch is not measurable here (train on more samples per epoch)")  # fmt: skip
+            self.reason = (
+                f"{self.meter.source} did not advance during {sum(j <= 0 for j in self.joules)} of "
+                f"{len(self.joules)} steady epochs: they are shorter than the counter's update interval, "
+                "so energy per epoch is not measurable here (train on more samples per epoch)"
+            )
             self.meter = None
         if self.meter is None or not self.joules:
-            return {"source": None, "reason": self.reason or "no steady-state epoch", "joules_per_epoch": None,
-                    "mean_watts": None, "epoch_joules": None}  # fmt: skip
+            return {
+                "source": None,
+                "reason": self.reason or "no steady-state epoch",
+                "joules_per_epoch": None,
+                "mean_watts": None,
+                "epoch_joules": None,
+            }
         total_j, total_s = sum(self.joules), sum(steady_seconds)
         return {
             "source": self.meter.source,

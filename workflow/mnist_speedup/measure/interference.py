@@ -74,10 +74,11 @@ class CpuInterference:
     def summary(self) -> dict:
         reason = self.reason
         if reason is None and self.short_epochs:
-            reason = (f"{self.short_epochs} epoch(s) shorter than {MIN_EPOCH_S} s: other processes' share not "
-                      "resolvable (the kernel counts CPU time in 10 ms ticks); null for those")  # fmt: skip
-        return {"source": None if self.reason else self.source, "reason": reason,
-                "epoch_other_cores": self.epoch_cores}  # fmt: skip
+            reason = (
+                f"{self.short_epochs} epoch(s) shorter than {MIN_EPOCH_S} s: other processes' share not "
+                "resolvable (the kernel counts CPU time in 10 ms ticks); null for those"
+            )
+        return {"source": None if self.reason else self.source, "reason": reason, "epoch_other_cores": self.epoch_cores}
 
 
 #: why the count of other GPU processes cannot tell this process by its PID
@@ -126,8 +127,10 @@ class GpuInterference(CpuInterference):
         self.epoch_gpu_processes.append(self._others_on_gpu())
 
     def summary(self) -> dict:
-        return super().summary() | {"epoch_other_gpu_processes": self.epoch_gpu_processes,
-                                    "gpu_reason": self.gpu_reason}  # fmt: skip
+        return super().summary() | {
+            "epoch_other_gpu_processes": self.epoch_gpu_processes,
+            "gpu_reason": self.gpu_reason,
+        }
 
 
 #: each interference meter by the name a platform gives (spec/platforms.py)

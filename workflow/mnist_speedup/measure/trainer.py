@@ -125,8 +125,9 @@ class EpochClock:
         to see whether the device itself drifted."""
         t = time.perf_counter()
         dtype = precisions.compute_dtype(self.framework.precision)
-        result = calibrate.workload_rate(self.framework, self.workload, self.spec.batch_size, 3, min_seconds=0.05,
-                                         dtype=dtype)  # fmt: skip
+        result = calibrate.workload_rate(
+            self.framework, self.workload, self.spec.batch_size, 3, min_seconds=0.05, dtype=dtype
+        )
         result["at"] = _now()
         self.setup["rate_probe_s"] = time.perf_counter() - t
         return {k: result[k] for k in ("flops_per_s_median", "flops_per_s_all", "at")}
@@ -168,8 +169,12 @@ class EpochClock:
         out["energy"] = meter.summary(steady_s)
         out["memory"] = memory.peak()
         out["interference"] = others.summary()
-        out |= {"loop_words": training.loop_words, "loop_note": training.loop_note, "per_call": training.per_call,
-                "calls": training.calls}  # fmt: skip
+        out |= {
+            "loop_words": training.loop_words,
+            "loop_note": training.loop_note,
+            "per_call": training.per_call,
+            "calls": training.calls,
+        }
         return out
 
     def check_finite(self, loss: float, epoch: int) -> None:
@@ -208,8 +213,10 @@ class EpochClock:
             single.append(self._synced(lambda i=i: training.train_calls(order, i, 1)))
         k = len(single)
         per_loop = max(2, min(k, int(AFTER_EPOCHS_BUDGET_S / 2 / OVERHEAD_LOOP_REPEATS / statistics.median(single))))
-        loop = [self._synced(lambda: training.train_calls(order, 0, per_loop)) / per_loop
-                for _ in range(OVERHEAD_LOOP_REPEATS)]  # fmt: skip
+        loop = [
+            self._synced(lambda: training.train_calls(order, 0, per_loop)) / per_loop
+            for _ in range(OVERHEAD_LOOP_REPEATS)
+        ]
         one_call, compiled = statistics.median(single), statistics.median(loop)
         return {
             "step_ms": [s * 1e3 for s in single],

@@ -34,9 +34,12 @@ FINISHED, CUT = "finished", "cut"
 #: an attempt is a few hundred bytes; a larger file is not one, and is never read whole
 MAX_BYTES = 4096
 #: what a cut's attempt says, beside the run's place
-CUT_FIELDS = {"budget_s": "the invocation's time budget", "left_s": "seconds of it left when the run would have started",
-              "estimate_s": "the run's estimated duration (null: none could be made)",
-              "basis": "what the estimate comes from"}  # fmt: skip
+CUT_FIELDS = {
+    "budget_s": "the invocation's time budget",
+    "left_s": "seconds of it left when the run would have started",
+    "estimate_s": "the run's estimated duration (null: none could be made)",
+    "basis": "what the estimate comes from",
+}
 PLACE = ("workload", "device", "batch_size", "seed")
 
 

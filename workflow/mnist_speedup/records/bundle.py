@@ -188,8 +188,11 @@ def verify(bundle, members: dict[str, bytes], meta: dict) -> None:
         if not isinstance(entry, dict) or entry.get("sha256") != _sha256(members[name]):
             raise _refuse(bundle, f"file {name!r} does not match its SHA-256 in the manifest (edited or damaged)")
         if entry.get("bytes") != len(members[name]):
-            raise _refuse(bundle, f"file {name!r} is {len(members[name])} bytes, but the manifest says "
-                                  f"{entry.get('bytes')!r} (edited or damaged)")  # fmt: skip
+            raise _refuse(
+                bundle,
+                f"file {name!r} is {len(members[name])} bytes, but the manifest says "
+                f"{entry.get('bytes')!r} (edited or damaged)",
+            )
         _check_host(bundle, name, members[name], meta.get("host"))
 
 

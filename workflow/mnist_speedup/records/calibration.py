@@ -96,17 +96,21 @@ def rows(data: dict, path) -> list[dict]:
         out = []
         for bs, result in data["workload_shapes"].items():
             numpy = (result.get("numpy") or {}).get("flops_per_s_median")
-            out.append({
-                "host": data["environment"]["hostname"],
-                "device_label": data["device"],
-                "workload": data["workload"],
-                "batch_size": int(bs),
-                "calibrated_flops_per_s": _rate(result["flops_per_s_median"], path, f"at batch size {bs}"),
-                "numpy_flops_per_s": math.nan if numpy is None else _rate(numpy, path, f"of NumPy at batch size {bs}"),
-                "square_flops_per_s": square,
-                "calibration_started_at": data.get("started_at"),
-                "calibration_finished_at": data.get("finished_at"),
-            })  # fmt: skip
+            out.append(
+                {
+                    "host": data["environment"]["hostname"],
+                    "device_label": data["device"],
+                    "workload": data["workload"],
+                    "batch_size": int(bs),
+                    "calibrated_flops_per_s": _rate(result["flops_per_s_median"], path, f"at batch size {bs}"),
+                    "numpy_flops_per_s": math.nan
+                    if numpy is None
+                    else _rate(numpy, path, f"of NumPy at batch size {bs}"),
+                    "square_flops_per_s": square,
+                    "calibration_started_at": data.get("started_at"),
+                    "calibration_finished_at": data.get("finished_at"),
+                }
+            )
     except (KeyError, TypeError, AttributeError, ValueError) as exc:
         if isinstance(exc, run_record.RecordError):
             raise

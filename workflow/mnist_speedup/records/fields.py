@@ -83,66 +83,125 @@ def _required(dotted, kind, low=None, high=None):
 
 
 FIELDS = (
-    _required("schema_version", "integer", 1, 1000), _required("workload", "text"),
-    _required("workload_spec.type", "text"), _required("device", "text"), _required("device_spec.type", "text"),
-    _required("batch_size", "integer", 1, 60_000), _required("seed", "integer", 0, 2**32),
-    _required("epochs", "integer", 1, 100_000), _required("warmup_epochs", "integer", 0, 100_000),
-    _required("samples_per_epoch", "integer", 1, 60_000), _f("steps_per_epoch", "integer", 1, 60_000),
-    _f("learning_rate", "number", 0, 10), _f("adam.beta_1", "number", 0, 1), _f("adam.beta_2", "number", 0, 1),
-    _f("adam.epsilon", "number", 0, 1), _f("input_pipeline", "text"), _f("deterministic", "flag"),
-    _f("train_samples", "integer", 1, 60_000), _f("steps_per_call", "setting"), _f("step_samples", "integer", 0, 100_000),
+    _required("schema_version", "integer", 1, 1000),
+    _required("workload", "text"),
+    _required("workload_spec.type", "text"),
+    _required("device", "text"),
+    _required("device_spec.type", "text"),
+    _required("batch_size", "integer", 1, 60_000),
+    _required("seed", "integer", 0, 2**32),
+    _required("epochs", "integer", 1, 100_000),
+    _required("warmup_epochs", "integer", 0, 100_000),
+    _required("samples_per_epoch", "integer", 1, 60_000),
+    _f("steps_per_epoch", "integer", 1, 60_000),
+    _f("learning_rate", "number", 0, 10),
+    _f("adam.beta_1", "number", 0, 1),
+    _f("adam.beta_2", "number", 0, 1),
+    _f("adam.epsilon", "number", 0, 1),
+    _f("input_pipeline", "text"),
+    _f("deterministic", "flag"),
+    _f("train_samples", "integer", 1, 60_000),
+    _f("steps_per_call", "setting"),
+    _f("step_samples", "integer", 0, 100_000),
     _f("probe_each_run", "flag"),
-    _f("device_spec.threads", "integer", 1, MAX_CORES), _f("device_spec.index", "integer", 0, 1024),
-    _f("device_spec.precision", "text"), _f("device_spec.jit_compile", "flag"), _f("device_spec.framework", "text"),
-    _required("timing.epoch_s", "numbers", 0, MAX_SECONDS), _f("timing.epoch_is_warmup", "flags"),
+    _f("device_spec.threads", "integer", 1, MAX_CORES),
+    _f("device_spec.index", "integer", 0, 1024),
+    _f("device_spec.precision", "text"),
+    _f("device_spec.jit_compile", "flag"),
+    _f("device_spec.framework", "text"),
+    _required("timing.epoch_s", "numbers", 0, MAX_SECONDS),
+    _f("timing.epoch_is_warmup", "flags"),
     _required("timing.first_epoch_s", "number", 0, MAX_SECONDS),
     _required("timing.steady_epoch_mean_s", "number", 0, MAX_SECONDS),
-    _f("timing.steady_epoch_std_s", "number", 0, MAX_SECONDS), _f("timing.steady_epoch_cv", "number", 0, 1000),
+    _f("timing.steady_epoch_std_s", "number", 0, MAX_SECONDS),
+    _f("timing.steady_epoch_cv", "number", 0, 1000),
     _f("timing.clock_resolution_s", "number", 0, 1.0),
-    _required("timing.samples_per_s", "number", 0, 1e12), _f("timing.epoch_eval_s", "numbers", 0, MAX_SECONDS),
-    _f("timing.step_ms", "numbers", 0, 1000 * MAX_SECONDS), _f("timing.step_ms_median", "number", 0, 1000 * MAX_SECONDS),
+    _required("timing.samples_per_s", "number", 0, 1e12),
+    _f("timing.epoch_eval_s", "numbers", 0, MAX_SECONDS),
+    _f("timing.step_ms", "numbers", 0, 1000 * MAX_SECONDS),
+    _f("timing.step_ms_median", "number", 0, 1000 * MAX_SECONDS),
     _f("timing.clock", "text"),
-    _required("loop.steps_per_call", "integer", 1, 60_000), _required("loop.calls_per_epoch", "integer", 1, 60_000),
-    _required("loop.optimizer_steps_per_epoch", "integers", 0, 60_000), _f("loop.description", "text"),
+    _required("loop.steps_per_call", "integer", 1, 60_000),
+    _required("loop.calls_per_epoch", "integer", 1, 60_000),
+    _required("loop.optimizer_steps_per_epoch", "integers", 0, 60_000),
+    _f("loop.description", "text"),
     _f("host_overhead.per_call_s", "number", -MAX_SECONDS, MAX_SECONDS),
     _f("host_overhead.one_call_step_s", "number", 0, MAX_SECONDS),
     _f("host_overhead.compiled_step_s", "number", 0, MAX_SECONDS),
-    _f("host_overhead.share_of_one_call_step", "number", -1e6, 1), _f("host_overhead.method", "text"),
+    _f("host_overhead.share_of_one_call_step", "number", -1e6, 1),
+    _f("host_overhead.method", "text"),
     _f("device_rate_probe.flops_per_s_median", "number", 0, MAX_FLOPS_PER_S),
-    _f("device_rate_probe.flops_per_s_all", "numbers", 0, MAX_FLOPS_PER_S), _f("device_rate_probe.at", "text"),
-    _f("memory.host_peak_rss_bytes", "integer", 0, MAX_BYTES), _f("memory.gpu_peak_bytes", "integer", 0, MAX_BYTES),
+    _f("device_rate_probe.flops_per_s_all", "numbers", 0, MAX_FLOPS_PER_S),
+    _f("device_rate_probe.at", "text"),
+    _f("memory.host_peak_rss_bytes", "integer", 0, MAX_BYTES),
+    _f("memory.gpu_peak_bytes", "integer", 0, MAX_BYTES),
     _f("memory.gpu_reason", "text"),
-    _f("energy.source", "text"), _f("energy.reason", "text"), _f("energy.joules_per_epoch", "number", 0, 1e9),
-    _f("energy.mean_watts", "number", 0, MAX_WATTS), _f("energy.epoch_joules", "numbers", 0, 1e9),
-    _f("interference.source", "text"), _f("interference.reason", "text"), _f("interference.gpu_reason", "text"),
+    _f("energy.source", "text"),
+    _f("energy.reason", "text"),
+    _f("energy.joules_per_epoch", "number", 0, 1e9),
+    _f("energy.mean_watts", "number", 0, MAX_WATTS),
+    _f("energy.epoch_joules", "numbers", 0, 1e9),
+    _f("interference.source", "text"),
+    _f("interference.reason", "text"),
+    _f("interference.gpu_reason", "text"),
     _f("interference.epoch_other_cores", "numbers", 0, MAX_CORES),
     _f("interference.epoch_other_gpu_processes", "integers", 0, MAX_PROCESSES),
-    _required("flops.per_step", "integer", 1, 10**18), _f("flops.per_epoch", "integer", 1, 10**22),
+    _required("flops.per_step", "integer", 1, 10**18),
+    _f("flops.per_epoch", "integer", 1, 10**22),
     _required("flops.achieved_per_s", "number", 0, MAX_FLOPS_PER_S),
-    _required("quality.test_accuracy", "number", 0, 1), _required("quality.val_accuracy", "number", 0, 1),
-    _required("quality.epoch_val_accuracy", "numbers", 0, 1), _required("quality.final_train_loss", "number", 0, 1e6),
-    _f("quality.epoch_loss", "numbers", 0, 1e6), _f("quality.epoch_val_loss", "numbers", 0, 1e6),
+    _required("quality.test_accuracy", "number", 0, 1),
+    _required("quality.val_accuracy", "number", 0, 1),
+    _required("quality.epoch_val_accuracy", "numbers", 0, 1),
+    _required("quality.final_train_loss", "number", 0, 1e6),
+    _f("quality.epoch_loss", "numbers", 0, 1e6),
+    _f("quality.epoch_val_loss", "numbers", 0, 1e6),
     _f("quality.test_loss", "number", 0, 1e6),
-    _f("numerics.precision", "text"), _f("numerics.compute_dtype", "text"), _f("numerics.jit_compile", "flag"),
-    _f("numerics.matmul_precision", "text"), _f("numerics.tf32", "flag"),
+    _f("numerics.precision", "text"),
+    _f("numerics.compute_dtype", "text"),
+    _f("numerics.jit_compile", "flag"),
+    _f("numerics.matmul_precision", "text"),
+    _f("numerics.tf32", "flag"),
     _f("numerics.loss_scaling.skipped_steps", "integer", 0, 10**9),
     _f("numerics.loss_scaling.final_scale", "number", 0, 1e38),
-    _f("warm_up.compiled_at_epoch_shapes", "flag"), _f("warm_up.untimed_steps", "integer", 0, 60_000),
-    _f("warm_up.untimed_steps_kept", "flag"), _f("optimizer", "text"),
-    _f("started_at", "text"), _f("finished_at", "text"), _f("lock_wait_s", "number", 0, 10 * MAX_SECONDS),
-    *(_f(f"setup_s.{k}", "number", 0, MAX_SECONDS)
-      for k in ("before_run_s", "import_s", "data_load_s", "build_s", "data_to_device_s", "trace_s", "rate_probe_s")),
-    _required("environment.hostname", "text"), _f("environment.logical_cores", "integer", 1, MAX_CORES),
-    _f("environment.threads", "integer", 1, MAX_CORES), _f("environment.jax_cpu_cores", "integer", 1, MAX_CORES),
+    _f("warm_up.compiled_at_epoch_shapes", "flag"),
+    _f("warm_up.untimed_steps", "integer", 0, 60_000),
+    _f("warm_up.untimed_steps_kept", "flag"),
+    _f("optimizer", "text"),
+    _f("started_at", "text"),
+    _f("finished_at", "text"),
+    _f("lock_wait_s", "number", 0, 10 * MAX_SECONDS),
+    *(
+        _f(f"setup_s.{k}", "number", 0, MAX_SECONDS)
+        for k in ("before_run_s", "import_s", "data_load_s", "build_s", "data_to_device_s", "trace_s", "rate_probe_s")
+    ),
+    _required("environment.hostname", "text"),
+    _f("environment.logical_cores", "integer", 1, MAX_CORES),
+    _f("environment.threads", "integer", 1, MAX_CORES),
+    _f("environment.jax_cpu_cores", "integer", 1, MAX_CORES),
     _f("environment.cpu_low_precision_flags", "texts"),
-    *(_f(f"environment.{k}", "text", 0, MAX_NAME)
-      for k in ("machine_id", "os", "python", "python_implementation", "numpy", "cpu_model", "framework",
-                *frameworks.own_software(), *ACCELERATOR_FIELDS)),
+    *(
+        _f(f"environment.{k}", "text", 0, MAX_NAME)
+        for k in (
+            "machine_id",
+            "os",
+            "python",
+            "python_implementation",
+            "numpy",
+            "cpu_model",
+            "framework",
+            *frameworks.own_software(),
+            *ACCELERATOR_FIELDS,
+        )
+    ),
     # each framework's own fields, as its framework.yaml declares them (cores: 0 is the framework's default)
-    *(_f(f"environment.{k}", *_KINDS[kind]) for fw in frameworks.declarations().values()
-      for k, kind in fw.environment.items()),
-    _f("training_code", "text"), _f("data_digest", "text"),
-)  # fmt: skip
+    *(
+        _f(f"environment.{k}", *_KINDS[kind])
+        for fw in frameworks.declarations().values()
+        for k, kind in fw.environment.items()
+    ),
+    _f("training_code", "text"),
+    _f("data_digest", "text"),
+)
 #: leaves checked elsewhere (the workload spec by its network class, the seal by its digest), and the
 #: environment variables recorded as they were (text or null)
 BY_NAME = {f.dotted: f for f in FIELDS}
@@ -191,10 +250,12 @@ def undeclared(record: dict) -> list[str]:
     """The leaves of ``record`` this table does not declare (none, for a
     record this workflow assembled)."""
     return sorted(
-        dotted for dotted in leaves(record)
-        if dotted not in BY_NAME and dotted not in SECTIONS  # a section may be null (no loss scaling)
+        dotted
+        for dotted in leaves(record)
+        if dotted not in BY_NAME
+        and dotted not in SECTIONS  # a section may be null (no loss scaling)
         and not dotted.startswith(CHECKED_ELSEWHERE + ("environment.env.",))
-    )  # fmt: skip
+    )
 
 
 def non_finite(record: dict):

@@ -63,8 +63,10 @@ def optimizer_steps(r: dict):
     skipped = skipped or [0] * r["epochs"]
     expected = [r["steps_per_epoch"] - s for s in skipped]
     if loop.get("optimizer_steps_per_epoch") != expected:
-        return "loop.optimizer_steps_per_epoch", (f"is {loop.get('optimizer_steps_per_epoch')!r} but {r['steps_per_epoch']} "
-                                                  f"steps per epoch less the skipped ones make {expected!r}")  # fmt: skip
+        return "loop.optimizer_steps_per_epoch", (
+            f"is {loop.get('optimizer_steps_per_epoch')!r} but {r['steps_per_epoch']} "
+            f"steps per epoch less the skipped ones make {expected!r}"
+        )
     calls = math.ceil(r["steps_per_epoch"] / loop["steps_per_call"]) if loop.get("steps_per_call") else None
     if calls is not None and loop.get("calls_per_epoch") != calls:
         return (
@@ -135,9 +137,11 @@ def time_order(r: dict):
 def known_words(r: dict):
     """Every word the later jobs look up is one this workflow knows (check_runs refuses it, not a figure's KeyError)."""
     spec = r["device_spec"]
-    for field, value, known in (("device_spec.type", spec.get("type"), devices.TYPES),
-                                ("device_spec.framework", frameworks.name_of(spec), frameworks.declarations()),
-                                ("device_spec.precision", spec.get("precision") or precisions.DEFAULT, precisions.PRECISIONS)):  # fmt: skip
+    for field, value, known in (
+        ("device_spec.type", spec.get("type"), devices.TYPES),
+        ("device_spec.framework", frameworks.name_of(spec), frameworks.declarations()),
+        ("device_spec.precision", spec.get("precision") or precisions.DEFAULT, precisions.PRECISIONS),
+    ):
         if value not in known:
             return field, f"is {value!r}, which this workflow does not know (it knows {sorted(known)})"
     return None
@@ -178,8 +182,13 @@ def precision(r: dict):
 
 
 #: what says TF32 was on, in each framework's words: the field and the values that mean it
-_TF32_ON = {"numerics.tf32": (True,), "environment.tf32": (True,), "environment.torch_matmul_tf32": (True,),
-            "environment.torch_cudnn_tf32": (True,), "numerics.matmul_precision": ("tensorfloat32", "high", "default")}  # fmt: skip
+_TF32_ON = {
+    "numerics.tf32": (True,),
+    "environment.tf32": (True,),
+    "environment.torch_matmul_tf32": (True,),
+    "environment.torch_cudnn_tf32": (True,),
+    "numerics.matmul_precision": ("tensorfloat32", "high", "default"),
+}
 
 
 def tf32_off_in_float32(r: dict):
@@ -196,8 +205,19 @@ def tf32_off_in_float32(r: dict):
     return None
 
 
-INVARIANTS = (known_words, framework, precision, tf32_off_in_float32, steady_spread, warmup_flags, optimizer_steps,
-              final_quality, energy, flops, time_order)  # fmt: skip
+INVARIANTS = (
+    known_words,
+    framework,
+    precision,
+    tf32_off_in_float32,
+    steady_spread,
+    warmup_flags,
+    optimizer_steps,
+    final_quality,
+    energy,
+    flops,
+    time_order,
+)
 
 
 def problems(record: dict) -> list[tuple[str, str]]:

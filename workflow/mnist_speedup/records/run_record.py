@@ -151,8 +151,12 @@ def _check_workload(record: dict, source: str) -> None:
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         raise _sense(source, "workload_spec", f"is {record['workload_spec']!r}, not a workload ({exc})") from None
     if record["flops"].get("per_step") != flops:
-        raise _sense(source, "flops.per_step", f"is {record['flops'].get('per_step')!r} but {workload.words()} "
-                     f"costs {flops} per step at batch size {record['batch_size']}")  # fmt: skip
+        raise _sense(
+            source,
+            "flops.per_step",
+            f"is {record['flops'].get('per_step')!r} but {workload.words()} "
+            f"costs {flops} per step at batch size {record['batch_size']}",
+        )
 
 
 def _number(v) -> bool:
@@ -185,15 +189,17 @@ def _check_timing(record: dict, source: str) -> None:
     mean = math.fsum(steady) / len(steady)
     if not _close(t["steady_epoch_mean_s"], mean):
         raise _sense(
-            source, "timing.steady_epoch_mean_s",
+            source,
+            "timing.steady_epoch_mean_s",
             f"is {t['steady_epoch_mean_s']!r} but the mean of the epochs after the warm-up is {mean!r}",
-        )  # fmt: skip
+        )
     if record["samples_per_epoch"] <= 0 or not _close(t["samples_per_s"], record["samples_per_epoch"] / mean):
         raise _sense(
-            source, "timing.samples_per_s",
+            source,
+            "timing.samples_per_s",
             f"is {t['samples_per_s']!r}, not samples per epoch over the steady epoch time "
             f"({record['samples_per_epoch']} / {mean!r})",
-        )  # fmt: skip
+        )
     if record["flops"]["achieved_per_s"] <= 0:
         raise _sense(source, "flops.achieved_per_s", "must be positive")
 

@@ -33,9 +33,11 @@ def signature_path(bundle) -> Path:
 def _ssh_keygen() -> str:
     exe = shutil.which("ssh-keygen")
     if exe is None:
-        raise SignatureError("ssh-keygen is not installed, so bundle signatures can be neither made nor checked. "
-                             "Fix: install OpenSSH's client (Debian: openssh-client), or leave bundle_signing_key "
-                             "and trusted_keys out of the config.")  # fmt: skip
+        raise SignatureError(
+            "ssh-keygen is not installed, so bundle signatures can be neither made nor checked. "
+            "Fix: install OpenSSH's client (Debian: openssh-client), or leave bundle_signing_key "
+            "and trusted_keys out of the config."
+        )
     return exe
 
 
@@ -49,9 +51,11 @@ def sign(bundle, key) -> Path:
     out.unlink(missing_ok=True)  # ssh-keygen refuses to overwrite
     proc = _run(["-Y", "sign", "-q", "-f", str(key), "-n", NAMESPACE, str(bundle)])
     if proc.returncode != 0 or not out.is_file():
-        raise SignatureError(f"could not sign {bundle} with {key}: {proc.stderr.decode(errors='replace').strip()}. "
-                             "Fix: set bundle_signing_key to an SSH private key without a passphrase "
-                             "(ssh-keygen -t ed25519 -N '' -f key), or leave it out.")  # fmt: skip
+        raise SignatureError(
+            f"could not sign {bundle} with {key}: {proc.stderr.decode(errors='replace').strip()}. "
+            "Fix: set bundle_signing_key to an SSH private key without a passphrase "
+            "(ssh-keygen -t ed25519 -N '' -f key), or leave it out."
+        )
     return out
 
 
@@ -59,18 +63,24 @@ def verify(bundle, allowed_signers) -> str:
     """The principal whose trusted key signed ``bundle``; a SignatureError with the fix otherwise."""
     sig = signature_path(bundle)
     if not sig.is_file():
-        raise SignatureError(f"{bundle} has no signature ({sig.name} beside it), and trusted_keys asks for one. "
-                             "Fix: ask its maker to set bundle_signing_key and make the bundle again, or remove "
-                             "trusted_keys to accept unsigned bundles.")  # fmt: skip
+        raise SignatureError(
+            f"{bundle} has no signature ({sig.name} beside it), and trusted_keys asks for one. "
+            "Fix: ask its maker to set bundle_signing_key and make the bundle again, or remove "
+            "trusted_keys to accept unsigned bundles."
+        )
     found = _run(["-Y", "find-principals", "-s", str(sig), "-f", str(allowed_signers)])
     principal = found.stdout.decode(errors="replace").split("\n")[0].strip()
     if found.returncode != 0 or not principal:
-        raise SignatureError(f"{bundle} is signed by a key that {allowed_signers} does not list. Fix: add the "
-                             "maker's public key to that file if you trust it, or remove the bundle from extra_runs.")  # fmt: skip
+        raise SignatureError(
+            f"{bundle} is signed by a key that {allowed_signers} does not list. Fix: add the "
+            "maker's public key to that file if you trust it, or remove the bundle from extra_runs."
+        )
     data = Path(bundle).read_bytes()
     checked = _run(["-Y", "verify", "-f", str(allowed_signers), "-I", principal, "-n", NAMESPACE, "-s", str(sig)], data)
     if checked.returncode != 0:
-        raise SignatureError(f"{bundle}: its signature does not verify ({checked.stderr.decode(errors='replace').strip()}"
-                             f"): the bundle changed after {principal} signed it. Fix: get the bundle again from its "
-                             "maker, or remove it from extra_runs.")  # fmt: skip
+        raise SignatureError(
+            f"{bundle}: its signature does not verify ({checked.stderr.decode(errors='replace').strip()}"
+            f"): the bundle changed after {principal} signed it. Fix: get the bundle again from its "
+            "maker, or remove it from extra_runs."
+        )
     return principal

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from mnist_speedup.report import figure
+from mnist_speedup.report import figure, scaling_figure
 
 
 @dataclass(frozen=True)
@@ -27,8 +27,15 @@ class Drawing:
 
 def speedup(d: Drawing):
     main = d.main_workload  # the speedup figure shows one workload (the first listed)
-    return figure.draw(d.summary[d.summary.workload == main], d.speedup[d.speedup.workload == main], d.baseline,
-                       d.options, d.curves[d.curves.workload == main], d.target, d.labels)  # fmt: skip
+    return figure.draw(
+        d.summary[d.summary.workload == main],
+        d.speedup[d.speedup.workload == main],
+        d.baseline,
+        d.options,
+        d.curves[d.curves.workload == main],
+        d.target,
+        d.labels,
+    )
 
 
 def timeline(d: Drawing):
@@ -37,7 +44,7 @@ def timeline(d: Drawing):
 
 def scaling(d: Drawing):
     types = {w: json.loads(spec)["type"] for w, spec in zip(d.summary.workload, d.summary.workload_spec)}
-    return figure.draw_scaling(d.speedup, d.baseline, types, d.options, d.labels)
+    return scaling_figure.draw(d.speedup, d.baseline, types, d.options, d.labels)
 
 
 def frameworks(d: Drawing):

@@ -22,20 +22,37 @@ def draw(summary: pd.DataFrame, options: dict | None = None, labels: dict | None
     opts = {**schema.defaults("figure"), **(options or {})}
     groups = placing.groups(summary) or [sorted(summary.device.unique())]
     workloads = sorted(summary.workload.unique())
-    names = sorted({frameworks.named(f) for f in summary.get("framework", pd.Series(dtype=object))},
-                   key=frameworks.order)  # fmt: skip
+    names = sorted(
+        {frameworks.named(f) for f in summary.get("framework", pd.Series(dtype=object))}, key=frameworks.order
+    )
     words = {n: frameworks.declarations()[n].words if n in frameworks.declarations() else n for n in names}
     colours = dict(zip(names, sns.color_palette(opts["palette"], n_colors=max(len(names), 3))))
     with sns.axes_style("ticks"), plt.rc_context(RC):
-        fig, axes = plt.subplots(len(workloads), len(groups), squeeze=False, layout="constrained",
-                                 figsize=(opts["width_in"], max(2.6, opts["height_in"] * 0.75) * len(workloads)))  # fmt: skip
+        fig, axes = plt.subplots(
+            len(workloads),
+            len(groups),
+            squeeze=False,
+            layout="constrained",
+            figsize=(opts["width_in"], max(2.6, opts["height_in"] * 0.75) * len(workloads)),
+        )
         for row, workload in enumerate(workloads):
             for col, devices in enumerate(groups):
                 ax = axes[row][col]
                 runs = summary[(summary.workload == workload) & summary.device.isin(devices)]
                 runs = runs.assign(fw=runs.get("framework", pd.Series(dtype=object)).map(frameworks.named))
-                sns.barplot(runs, x="batch_size", y="samples_per_s", hue="fw", hue_order=names, palette=colours,
-                            errorbar="sd", capsize=0.15, err_kws={"linewidth": 0.8}, ax=ax, legend=False)  # fmt: skip
+                sns.barplot(
+                    runs,
+                    x="batch_size",
+                    y="samples_per_s",
+                    hue="fw",
+                    hue_order=names,
+                    palette=colours,
+                    errorbar="sd",
+                    capsize=0.15,
+                    err_kws={"linewidth": 0.8},
+                    ax=ax,
+                    legend=False,
+                )
                 hardware = (labels or {}).get(devices[0], devices[0]).split(" (")[-1].split(",")[0].rstrip(")")
                 network = runs.workload_words.iloc[0] if "workload_words" in runs and len(runs) else workload
                 ax.set_title(plain(f"{network}, {hardware}"), fontsize=8)

@@ -79,9 +79,19 @@ class Tables:
     warnings: pd.DataFrame = dataclasses.field(default_factory=_empty)
 
     #: each field's table in the registry (report/outputs.py)
-    NAMES = {"summary": "summary", "speedup": "speedup", "tta": "time_to_accuracy", "best": "best_against_best",
-             "drift": "drift", "cut": "time_budget", "pairs": "framework_pairs", "within": "within_framework",
-             "twins": "twins", "geomeans": "geometric_means", "warnings": "warnings"}  # fmt: skip
+    NAMES = {
+        "summary": "summary",
+        "speedup": "speedup",
+        "tta": "time_to_accuracy",
+        "best": "best_against_best",
+        "drift": "drift",
+        "cut": "time_budget",
+        "pairs": "framework_pairs",
+        "within": "within_framework",
+        "twins": "twins",
+        "geomeans": "geometric_means",
+        "warnings": "warnings",
+    }
 
     @classmethod
     def of(cls, made: dict) -> Tables:

@@ -164,17 +164,22 @@ class Cpu(Device):
     def check_precision(cls, label: str, spec: dict, fail) -> None:
         precision = precisions.of(spec.get("precision"))
         if precision.cpu_flags is None:
-            fail(f"devices.{label}.precision", f"{precision.name} is a GPU's (NVIDIA, compute capability "
-                 f"{precision.gpu_from[0]}.{precision.gpu_from[1]} and newer); a CPU has no {precision.words}",
-                 "use float32 or mixed_bfloat16 on a CPU")  # fmt: skip
+            fail(
+                f"devices.{label}.precision",
+                f"{precision.name} is a GPU's (NVIDIA, compute capability "
+                f"{precision.gpu_from[0]}.{precision.gpu_from[1]} and newer); a CPU has no {precision.words}",
+                "use float32 or mixed_bfloat16 on a CPU",
+            )
 
     @classmethod
     def check_numerics(cls, label: str, spec: dict) -> list[str]:
         warnings = super().check_numerics(label, spec)
         if spec["precision"] == "mixed_float16":
-            warnings.append(f"devices.{label}: mixed_float16 on a CPU is emulated on most CPUs (native only with "
-                            "avx512_fp16 or amx_fp16) and is likely slower than float32; mixed_bfloat16 is the CPU's "
-                            "low precision")  # fmt: skip
+            warnings.append(
+                f"devices.{label}: mixed_float16 on a CPU is emulated on most CPUs (native only with "
+                "avx512_fp16 or amx_fp16) and is likely slower than float32; mixed_bfloat16 is the CPU's "
+                "low precision"
+            )
         return warnings
 
     @classmethod
@@ -243,9 +248,12 @@ class Gpu(Device):
             return
         cc = capability if capability is not None else compute_capability(spec["index"])
         if cc is not None and tuple(cc) < precision.gpu_from:
-            fail(f"devices.{label}.precision", f"tf32 needs compute capability {precision.gpu_from[0]}."
-                 f"{precision.gpu_from[1]} or newer, and GPU {spec['index']} has {cc[0]}.{cc[1]}",
-                 "use float32 on this GPU (its float32 is already full float32)")  # fmt: skip
+            fail(
+                f"devices.{label}.precision",
+                f"tf32 needs compute capability {precision.gpu_from[0]}."
+                f"{precision.gpu_from[1]} or newer, and GPU {spec['index']} has {cc[0]}.{cc[1]}",
+                "use float32 on this GPU (its float32 is already full float32)",
+            )
 
 
 #: every device type, by the name a config gives in `type`
@@ -286,8 +294,14 @@ def describe(spec: dict, gpu_name: str | None = None) -> str:
 
 
 #: summary.csv's device columns, and the device spec's key each holds: what a record's device must agree on
-SPEC_COLUMNS = {"device_type": "type", "threads": "threads", "gpu_index": "index", "precision": "precision",
-                "jit_compile": "jit_compile", "framework": "framework"}  # fmt: skip
+SPEC_COLUMNS = {
+    "device_type": "type",
+    "threads": "threads",
+    "gpu_index": "index",
+    "precision": "precision",
+    "jit_compile": "jit_compile",
+    "framework": "framework",
+}
 
 
 def checked_spec(spec: dict) -> dict:
@@ -297,16 +311,27 @@ def checked_spec(spec: dict) -> dict:
 
 def columns(spec: dict, env: dict) -> dict:
     """The device's columns in summary.csv."""
-    return {"device_type": spec["type"], "threads": spec.get("threads"), "gpu_index": spec.get("index"),
-            "gpu_name": env.get("gpu_name"), "precision": spec.get("precision", "float32"),
-            "jit_compile": bool(spec.get("jit_compile", False)), "framework": frameworks.name_of(spec)}  # fmt: skip
+    return {
+        "device_type": spec["type"],
+        "threads": spec.get("threads"),
+        "gpu_index": spec.get("index"),
+        "gpu_name": env.get("gpu_name"),
+        "precision": spec.get("precision", "float32"),
+        "jit_compile": bool(spec.get("jit_compile", False)),
+        "framework": frameworks.name_of(spec),
+    }
 
 
 def spec_of_row(row) -> dict:
     """A device spec back from a summary.csv row (for its description)."""
-    return {"type": row.device_type, "threads": row.get("threads"), "index": row.get("gpu_index"),
-            "precision": row.get("precision", "float32"), "jit_compile": bool(row.get("jit_compile", False)),
-            "framework": row.get("framework") if isinstance(row.get("framework"), str) else None}  # fmt: skip
+    return {
+        "type": row.device_type,
+        "threads": row.get("threads"),
+        "index": row.get("gpu_index"),
+        "precision": row.get("precision", "float32"),
+        "jit_compile": bool(row.get("jit_compile", False)),
+        "framework": row.get("framework") if isinstance(row.get("framework"), str) else None,
+    }
 
 
 def label(row) -> str:

@@ -57,9 +57,12 @@ class Declaration:
     def check_spec(self, label: str, spec: dict, fail) -> None:
         """Refuse a device spec this framework cannot run: ``fail(key, problem, fix)``."""
         if self.always_compiles and spec.get("jit_compile") is False:
-            fail(f"devices.{label}.jit_compile", f"is false, but {self.words} always compiles the training step "
-                 "with XLA", f"leave jit_compile out for a {self.words} device (or use framework: tensorflow to "
-                 "compare without XLA)")  # fmt: skip
+            fail(
+                f"devices.{label}.jit_compile",
+                f"is false, but {self.words} always compiles the training step with XLA",
+                f"leave jit_compile out for a {self.words} device (or use framework: tensorflow to "
+                "compare without XLA)",
+            )
 
 
 def _declaration(path: Path) -> Declaration:
@@ -70,11 +73,17 @@ def _declaration(path: Path) -> Declaration:
     if bad:
         raise ValueError(f"{path}: environment fields of unknown kinds {bad}; use one of {FIELD_KINDS}")
     return Declaration(
-        name=raw["name"], words=raw["words"], software=tuple(raw["software"]), modules=tuple(raw["modules"]),
-        extra=raw["extra"], environments=dict(raw["environments"]), always_compiles=bool(raw.get("always_compiles")),
-        built_with=raw.get("built_with") or raw["words"], environment=dict(raw.get("environment") or {}),
+        name=raw["name"],
+        words=raw["words"],
+        software=tuple(raw["software"]),
+        modules=tuple(raw["modules"]),
+        extra=raw["extra"],
+        environments=dict(raw["environments"]),
+        always_compiles=bool(raw.get("always_compiles")),
+        built_with=raw.get("built_with") or raw["words"],
+        environment=dict(raw.get("environment") or {}),
         default=bool(raw.get("default")),
-    )  # fmt: skip
+    )
 
 
 @functools.cache

@@ -35,8 +35,9 @@ def run_nvidia_smi(fields: str, timeout: float = 10.0) -> tuple[str | None, str 
     if exe is None:
         return None, "nvidia-smi is not installed (no NVIDIA driver on this machine)"
     try:
-        proc = subprocess.run([exe, f"--query-gpu={fields}", "--format=csv,noheader"], capture_output=True,
-                              text=True, timeout=timeout)  # fmt: skip
+        proc = subprocess.run(
+            [exe, f"--query-gpu={fields}", "--format=csv,noheader"], capture_output=True, text=True, timeout=timeout
+        )
     except (subprocess.SubprocessError, OSError) as exc:
         return None, f"nvidia-smi failed: {type(exc).__name__}: {exc}"
     if proc.returncode != 0:

@@ -49,12 +49,28 @@ class Platform:
 
 
 #: the accelerator's environment fields every record names (null on a CPU; measure/environment.py fills them)
-ACCELERATOR_FIELDS = ("gpu_name", "gpu_uuid", "gpu_compute_capability", "gpu_driver", "cuda_version", "cudnn_version",
-                      "cublas_version")  # fmt: skip
+ACCELERATOR_FIELDS = (
+    "gpu_name",
+    "gpu_uuid",
+    "gpu_compute_capability",
+    "gpu_driver",
+    "cuda_version",
+    "cudnn_version",
+    "cublas_version",
+)
 
 #: every platform, by its name
-PLATFORMS: dict[str, Platform] = {p.name: p for p in (
-    Platform("cpu", "CPU", accelerator=False, energy="rapl", interference="cpu"),
-    Platform("cuda", "NVIDIA CUDA", accelerator=True, energy="nvml", interference="nvml",
-             visible_variable="CUDA_VISIBLE_DEVICES"),
-)}  # fmt: skip
+PLATFORMS: dict[str, Platform] = {
+    p.name: p
+    for p in (
+        Platform("cpu", "CPU", accelerator=False, energy="rapl", interference="cpu"),
+        Platform(
+            "cuda",
+            "NVIDIA CUDA",
+            accelerator=True,
+            energy="nvml",
+            interference="nvml",
+            visible_variable="CUDA_VISIBLE_DEVICES",
+        ),
+    )
+}

@@ -53,13 +53,22 @@ class Precision:
 
 
 #: every precision, by the name a device spec gives in ``precision``
-PRECISIONS: dict[str, Precision] = {p.name: p for p in (
-    Precision("float32", "float32", "float32"),
-    Precision("tf32", "float32", "TF32", tensor_float_32=True, cpu_flags=None, gpu_from=(8, 0)),
-    Precision("mixed_bfloat16", "bfloat16", "bf16 mixed", cpu_flags=("avx512_bf16", "amx_bf16"), gpu_from=(8, 0)),
-    Precision("mixed_float16", "float16", "fp16 mixed", loss_scaling=True, cpu_flags=("avx512_fp16", "amx_fp16"),
-              gpu_from=(7, 0)),
-)}  # fmt: skip
+PRECISIONS: dict[str, Precision] = {
+    p.name: p
+    for p in (
+        Precision("float32", "float32", "float32"),
+        Precision("tf32", "float32", "TF32", tensor_float_32=True, cpu_flags=None, gpu_from=(8, 0)),
+        Precision("mixed_bfloat16", "bfloat16", "bf16 mixed", cpu_flags=("avx512_bf16", "amx_bf16"), gpu_from=(8, 0)),
+        Precision(
+            "mixed_float16",
+            "float16",
+            "fp16 mixed",
+            loss_scaling=True,
+            cpu_flags=("avx512_fp16", "amx_fp16"),
+            gpu_from=(7, 0),
+        ),
+    )
+}
 
 
 def of(name: str | None) -> Precision:

@@ -46,7 +46,7 @@ _PLACE = re.compile(
         device="(?P<device>[^/]+)",
         batch_size="(?P<batch_size>[0-9]+)",
         seed="(?P<seed>[0-9]+)",
-    )  # fmt: skip
+    )
     + r"\Z"
 )
 

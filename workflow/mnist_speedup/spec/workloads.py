@@ -226,9 +226,12 @@ class Mlp(Workload):
     def check(self, label: str, fail) -> None:
         hidden, dropout = self.spec["hidden"], self.spec["dropout"]
         if len(dropout) != len(hidden) + 1:
-            fail(f"workloads.{label}.dropout", f"has {len(dropout)} rates for {len(hidden)} hidden layers",
-                 f"give {len(hidden) + 1} rates: one for the input and one after each hidden layer, "
-                 f"e.g. {[0.2] + [0.5] * len(hidden)}")  # fmt: skip
+            fail(
+                f"workloads.{label}.dropout",
+                f"has {len(dropout)} rates for {len(hidden)} hidden layers",
+                f"give {len(hidden) + 1} rates: one for the input and one after each hidden layer, "
+                f"e.g. {[0.2] + [0.5] * len(hidden)}",
+            )
 
 
 class Cnn(Workload):
@@ -276,8 +279,10 @@ class Cnn(Workload):
         k, p = self.spec["kernel"], self.spec["pool"]
         out = []
         for _, cin, cout in self._convs():
-            out += [Layer("conv", units=cout, inputs=cin, kernel=k, relu=True, stddev=CONV_STDDEV),
-                    Layer("max_pool", pool=p)]  # fmt: skip
+            out += [
+                Layer("conv", units=cout, inputs=cin, kernel=k, relu=True, stddev=CONV_STDDEV),
+                Layer("max_pool", pool=p),
+            ]
         (flat, hidden), (_, classes) = self.dense_layers
         out += [Layer("flatten"), dense(flat, hidden, relu=True)]
         if self.spec["dropout"] > 0:
@@ -293,19 +298,28 @@ class Cnn(Workload):
         conv_out = sum(side * side * cout for side, _, cout in self._convs())
         dense = self.spec["dense"]
         pool = sum(side * side * cout for side, (_, _, cout) in zip(self.sides()[1:], self._convs()))
-        return {"bias": b * (conv_out + dense + N_CLASSES), "relu": b * (conv_out + dense),
-                "dropout": b * dense if self.spec["dropout"] > 0 else 0, "pool": b * pool}  # fmt: skip
+        return {
+            "bias": b * (conv_out + dense + N_CLASSES),
+            "relu": b * (conv_out + dense),
+            "dropout": b * dense if self.spec["dropout"] > 0 else 0,
+            "pool": b * pool,
+        }
 
     def check(self, label: str, fail) -> None:
         if self.spec["kernel"] > IMAGE_SIDE:
-            fail(f"workloads.{label}.kernel", f"{self.spec['kernel']} is larger than the {IMAGE_SIDE}-pixel image",
-                 "use a kernel of at most 28, e.g. 5")  # fmt: skip
+            fail(
+                f"workloads.{label}.kernel",
+                f"{self.spec['kernel']} is larger than the {IMAGE_SIDE}-pixel image",
+                "use a kernel of at most 28, e.g. 5",
+            )
         sides = self.sides()
         if sides[-1] < 1:
-            fail(f"workloads.{label}.filters",
-                 f"{len(self.spec['filters'])} conv layers, each pooled by {self.spec['pool']}, leave no spatial "
-                 f"size (28 -> {' -> '.join(str(s) for s in sides[1:])})",
-                 "use fewer conv layers or a smaller pool, e.g. filters: [32, 64] with pool: 2")  # fmt: skip
+            fail(
+                f"workloads.{label}.filters",
+                f"{len(self.spec['filters'])} conv layers, each pooled by {self.spec['pool']}, leave no spatial "
+                f"size (28 -> {' -> '.join(str(s) for s in sides[1:])})",
+                "use fewer conv layers or a smaller pool, e.g. filters: [32, 64] with pool: 2",
+            )
 
 
 #: every workload type, by its ``type:`` in the config

@@ -28,7 +28,7 @@ def render(report) -> list[str]:
                 "estimated run (s)": num(
                     cut[(cut.workload == w) & (cut.batch_size == b) & (cut.device == d)].estimate_s.max(), "{:.0f}"
                 ),
-            }  # fmt: skip
+            }
             for (w, b, d), seeds in cells
         ]
     )

@@ -17,22 +17,32 @@ def _change(v, lo, hi, why="needs ≥ 3 runs") -> str:
 def _probed(report, d: pd.DataFrame) -> list[bool]:
     """Whether each row's runs probed the device rate (config ``probe_each_run``)."""
     s = report.tables.summary
-    return [s[(s.workload == w) & (s.batch_size == b) & (s.device == dev)].probe_flops_per_s.notna().any()
-            for w, b, dev in zip(d.workload, d.batch_size, d.device)]  # fmt: skip
+    return [
+        s[(s.workload == w) & (s.batch_size == b) & (s.device == dev)].probe_flops_per_s.notna().any()
+        for w, b, dev in zip(d.workload, d.batch_size, d.device)
+    ]
 
 
 def render(report) -> list[str]:
     d = report.tables.drift
-    rows = pd.DataFrame({
-        **workload_column(report, d),
-        "batch size": d.batch_size, "device": d.device.map(report.names), "runs": d.n,
-        "span (min)": (d.span_s / 60).map(lambda v: num(v, "{:.1f}")),
-        "epoch-time change over the run (95% CI)": [_change(*v) for v in zip(
-            d.epoch_time_drift, d.epoch_time_drift_ci_low, d.epoch_time_drift_ci_high)],
-        "device-rate change (95% CI)": [_change(*v, why="needs ≥ 3 runs" if probed else "not probed in its runs")
-                                        for *v, probed in zip(d.device_rate_drift, d.device_rate_drift_ci_low,
-                                                              d.device_rate_drift_ci_high, _probed(report, d))],
-    })  # fmt: skip
+    rows = pd.DataFrame(
+        {
+            **workload_column(report, d),
+            "batch size": d.batch_size,
+            "device": d.device.map(report.names),
+            "runs": d.n,
+            "span (min)": (d.span_s / 60).map(lambda v: num(v, "{:.1f}")),
+            "epoch-time change over the run (95% CI)": [
+                _change(*v) for v in zip(d.epoch_time_drift, d.epoch_time_drift_ci_low, d.epoch_time_drift_ci_high)
+            ],
+            "device-rate change (95% CI)": [
+                _change(*v, why="needs ≥ 3 runs" if probed else "not probed in its runs")
+                for *v, probed in zip(
+                    d.device_rate_drift, d.device_rate_drift_ci_low, d.device_rate_drift_ci_high, _probed(report, d)
+                )
+            ],
+        }
+    )
     return [
         "## Drift check",
         "",

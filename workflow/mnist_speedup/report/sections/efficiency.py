@@ -23,7 +23,7 @@ def render(report) -> list[str]:
             "same shapes through NumPy's BLAS": sp.get("numpy_flops_per_s", pd.Series(math.nan, sp.index)).map(gflops),
             "fraction": [
                 num(v * 100, "{:.0f}%") + (" ⚠ above the bound" if v > 1 else "") for v in sp.fraction_of_calibrated
-            ],  # fmt: skip
+            ],
         }
     )
     return [

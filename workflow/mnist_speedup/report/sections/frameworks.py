@@ -17,16 +17,20 @@ def _words(name: str) -> str:
 
 def _table(report, pairs: pd.DataFrame, pair_words) -> str:
     several = pairs.workload.nunique() > 1
-    return table(pd.DataFrame({
-        **({"workload": pairs.workload.map(lambda w: report.workloads.get(w, w))} if several else {}),
-        "batch size": pairs.batch_size,
-        **pair_words,
-        "devices": [f"{report.names[b]} over {report.names[a]}" for a, b in zip(pairs.first, pairs.second)],
-        "speedup": pairs.speedup.map(times),
-        ci_name(pairs.level): [ci(lo, hi, note) for lo, hi, note in zip(pairs.low, pairs.high, pairs.note)],
-        "interval method": pairs.method,
-        "parity": [f"{v} ({r})" for v, r in zip(pairs.parity, pairs.parity_reason)],
-    }))  # fmt: skip
+    return table(
+        pd.DataFrame(
+            {
+                **({"workload": pairs.workload.map(lambda w: report.workloads.get(w, w))} if several else {}),
+                "batch size": pairs.batch_size,
+                **pair_words,
+                "devices": [f"{report.names[b]} over {report.names[a]}" for a, b in zip(pairs.first, pairs.second)],
+                "speedup": pairs.speedup.map(times),
+                ci_name(pairs.level): [ci(lo, hi, note) for lo, hi, note in zip(pairs.low, pairs.high, pairs.note)],
+                "interval method": pairs.method,
+                "parity": [f"{v} ({r})" for v, r in zip(pairs.parity, pairs.parity_reason)],
+            }
+        )
+    )
 
 
 def render(report) -> list[str]:

@@ -20,9 +20,11 @@ def _loops(s: pd.DataFrame) -> list[str]:
         return [f"Loop timed: {esc(s.loop.iloc[0])}.", ""]
     lines = ["Loops timed:", ""]
     for loop, runs in loops:
-        cells = ", ".join(f"{esc(w)} on {esc(d)} at batch size{'s' if b.nunique() > 1 else ''} "
-                          f"{', '.join(str(int(x)) for x in sorted(b.unique()))}"
-                          for (w, d), b in runs.groupby(["workload", "device"], sort=True).batch_size)  # fmt: skip
+        cells = ", ".join(
+            f"{esc(w)} on {esc(d)} at batch size{'s' if b.nunique() > 1 else ''} "
+            f"{', '.join(str(int(x)) for x in sorted(b.unique()))}"
+            for (w, d), b in runs.groupby(["workload", "device"], sort=True).batch_size
+        )
         lines.append(f"- {esc(loop)} ({cells})")
     return [*lines, ""]
 
@@ -32,8 +34,7 @@ def render(report) -> list[str]:
     r = s.iloc[0]
     machines = ", ".join(sorted({f"{esc(h)} ({esc(c)})" for h, c in zip(s.host, s.cpu_model)}))
     kind = "Model" if len(report.workloads) == 1 else "Models"
-    used = sorted(set(s.get("framework", pd.Series([frameworks.DEFAULT])).dropna()),
-                  key=frameworks.order)  # fmt: skip
+    used = sorted(set(s.get("framework", pd.Series([frameworks.DEFAULT])).dropna()), key=frameworks.order)
     words = [_framework_words(name) for name in used]
     built = " and ".join(words) if len(words) < 3 else f"{', '.join(words[:-1])} and {words[-1]}"
     nets = "; ".join(f"{esc(words)} (`{esc(label)}`)" for label, words in sorted(report.workloads.items()))

@@ -50,15 +50,20 @@ def render(report) -> list[str]:
     several = s.workload.nunique() > 1
     for device, runs in s.groupby("device", sort=True):
         row = runs.iloc[0]
-        rows.append({
-            "device": report.names[device],
-            "numerics": esc(precisions.words(devices.spec_of_row(row))),
-            "hardware": _native(device, row, report.environments.get(device)),
-            "speedup over its float32 twin": over_twin(twins, device, "precision", several),
-            **({"speedup over its TensorFlow twin": over_twin(twins, device, "framework", several)}
-               if mixed else {}),
-            "convergence parity": _parity(sp, device, report.baseline),
-        })  # fmt: skip
+        rows.append(
+            {
+                "device": report.names[device],
+                "numerics": esc(precisions.words(devices.spec_of_row(row))),
+                "hardware": _native(device, row, report.environments.get(device)),
+                "speedup over its float32 twin": over_twin(twins, device, "precision", several),
+                **(
+                    {"speedup over its TensorFlow twin": over_twin(twins, device, "framework", several)}
+                    if mixed
+                    else {}
+                ),
+                "convergence parity": _parity(sp, device, report.baseline),
+            }
+        )
     warned = [r["device"] for r in rows if "emulated" in r["hardware"]]
     return [
         "## Numerics",

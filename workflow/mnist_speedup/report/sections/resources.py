@@ -11,17 +11,20 @@ from mnist_speedup.report.format import ci, esc, finite, mib, num, share, table,
 
 def _energy_cells(sp: pd.DataFrame, one_reason: bool) -> list[str]:
     return [
-        f"{num(j, '{:.1f} J')} ({num(w, '{:.0f} W')})" if math.isfinite(j) else ("n/a" if one_reason else f"n/a ({reason})")
+        f"{num(j, '{:.1f} J')} ({num(w, '{:.0f} W')})"
+        if math.isfinite(j)
+        else ("n/a" if one_reason else f"n/a ({reason})")
         for j, w, reason in zip(sp.energy_j_per_epoch, sp.mean_watts, sp.energy_reason)
-    ]  # fmt: skip
+    ]
 
 
 def _energy_ratio_cells(sp: pd.DataFrame) -> list[str]:
     return [
         f"{times(e)} {ci(lo, hi, note)}" if math.isfinite(e) else "n/a"
-        for e, lo, hi, note in zip(sp.energy_ratio, sp.energy_ratio_ci_low, sp.energy_ratio_ci_high,
-                                   sp.energy_ratio_ci_note)
-    ]  # fmt: skip
+        for e, lo, hi, note in zip(
+            sp.energy_ratio, sp.energy_ratio_ci_low, sp.energy_ratio_ci_high, sp.energy_ratio_ci_note
+        )
+    ]
 
 
 def render(report) -> list[str]:

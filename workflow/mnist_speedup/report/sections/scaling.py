@@ -28,12 +28,14 @@ def _geomean(report) -> list[str]:
     if g.empty:
         return []
     n = int(g.workloads.max())
-    rows = pd.DataFrame({
-        "batch size": g.batch_size,
-        "device": g.device.map(report.names),
-        f"geometric mean across these {n} workloads": g.geomean_speedup.map(times),
-        words.ci_name(level): [ci(lo, hi) for lo, hi in zip(g.geomean_ci_low, g.geomean_ci_high)],
-    })  # fmt: skip
+    rows = pd.DataFrame(
+        {
+            "batch size": g.batch_size,
+            "device": g.device.map(report.names),
+            f"geometric mean across these {n} workloads": g.geomean_speedup.map(times),
+            words.ci_name(level): [ci(lo, hi) for lo, hi in zip(g.geomean_ci_low, g.geomean_ci_high)],
+        }
+    )
     return [
         f"A summary across these {n} workloads (not a property of the device: other networks give other "
         "numbers): the geometric mean of the per-epoch speedups, its interval from each workload's on the log "

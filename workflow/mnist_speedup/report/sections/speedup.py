@@ -13,23 +13,27 @@ def _levels(sp: pd.DataFrame):
 
 def _table(sp: pd.DataFrame, names: dict, baseline: str) -> tuple[str, list[str]]:
     """The table, less the columns that say nothing on any row (returned by name)."""
-    intervals = [("—" if d == baseline else ci(*v)) for d, *v in zip(sp.device, sp.speedup_ci_low, sp.speedup_ci_high,
-                                                                      sp.speedup_ci_note)]  # fmt: skip
-    df, dropped = without_empty(pd.DataFrame(
-        {
-            "batch size": sp.batch_size,
-            "device": sp.device.map(names),
-            "epoch (s), mean ± SD": mean_sd(sp.epoch_s_mean, sp.epoch_s_std),
-            "samples/s": sp.samples_per_s.map(lambda v: num(v, "{:,.0f}")),
-            "speedup": sp.speedup.map(times),
-            ci_name(_levels(sp)): intervals,
-            "interval method": sp.ci_method,
-            "n": sp.n,
-            "CV seeds": sp.cv_seeds.map(lambda v: num(v * 100, "{:.1f}%")),
-            "seeds for ±5%": sp.seeds_for_5pct_ci.map(lambda v: num(v, "{:.0f}")),
-            "parity": sp.get("parity", pd.Series("", sp.index)).fillna("").map(lambda v: v or "—"),
-        }
-    ))  # fmt: skip
+    intervals = [
+        ("—" if d == baseline else ci(*v))
+        for d, *v in zip(sp.device, sp.speedup_ci_low, sp.speedup_ci_high, sp.speedup_ci_note)
+    ]
+    df, dropped = without_empty(
+        pd.DataFrame(
+            {
+                "batch size": sp.batch_size,
+                "device": sp.device.map(names),
+                "epoch (s), mean ± SD": mean_sd(sp.epoch_s_mean, sp.epoch_s_std),
+                "samples/s": sp.samples_per_s.map(lambda v: num(v, "{:,.0f}")),
+                "speedup": sp.speedup.map(times),
+                ci_name(_levels(sp)): intervals,
+                "interval method": sp.ci_method,
+                "n": sp.n,
+                "CV seeds": sp.cv_seeds.map(lambda v: num(v * 100, "{:.1f}%")),
+                "seeds for ±5%": sp.seeds_for_5pct_ci.map(lambda v: num(v, "{:.0f}")),
+                "parity": sp.get("parity", pd.Series("", sp.index)).fillna("").map(lambda v: v or "—"),
+            }
+        )
+    )
     return table(df), dropped
 
 
@@ -45,15 +49,22 @@ def _tables(report) -> list[str]:
         out += [text, ""]
         dropped.update(dict.fromkeys(empty))
     fewest = int(sp.n.min()) if sp.n.notna().any() else 0
-    why = (f"With {fewest} run{'s' if fewest != 1 else ''} per device at some setting there is no spread, so no "
-           "interval and no CV there: add seeds." if fewest < 2 else "")  # fmt: skip
+    why = (
+        f"With {fewest} run{'s' if fewest != 1 else ''} per device at some setting there is no spread, so no "
+        "interval and no CV there: add seeds."
+        if fewest < 2
+        else ""
+    )
     return out + dropped_note(list(dropped), why)
 
 
 def render(report) -> list[str]:
     sp, names, baseline = report.tables.speedup, report.names, report.baseline
-    notes = [f"- {esc(r.workload)}, batch size {r.batch_size}, {esc(r.device)}: {esc(r.few_runs_note)}."
-             for _, r in sp.iterrows() if isinstance(r.few_runs_note, str)]  # fmt: skip
+    notes = [
+        f"- {esc(r.workload)}, batch size {r.batch_size}, {esc(r.device)}: {esc(r.few_runs_note)}."
+        for _, r in sp.iterrows()
+        if isinstance(r.few_runs_note, str)
+    ]
     level = ci_name(_levels(sp)).removesuffix(" CI")
     return [
         f"## Speedup over {esc(names[baseline])}",
@@ -67,7 +78,7 @@ def render(report) -> list[str]:
             "tight would otherwise cost the 95% interval its coverage (see README, Replication)."
             if level != "95%"
             else ""
-        ),  # fmt: skip
+        ),
         "",
         *_tables(report),
         "",

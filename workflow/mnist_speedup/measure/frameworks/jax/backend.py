@@ -73,8 +73,10 @@ class Jax(Framework):
                 "machine with an NVIDIA driver, or remove the gpu device from `devices`."
             )
         if index >= len(gpus):
-            raise DeviceError(f"GPU index {index} does not exist: JAX sees {len(gpus)} GPU(s), indices "
-                              f"0..{len(gpus) - 1}. Fix: set devices.<label>.index to one of those.")  # fmt: skip
+            raise DeviceError(
+                f"GPU index {index} does not exist: JAX sees {len(gpus)} GPU(s), indices "
+                f"0..{len(gpus) - 1}. Fix: set devices.<label>.index to one of those."
+            )
         return gpus[index]
 
     def put(self, value):
@@ -100,8 +102,9 @@ class Jax(Framework):
                 operands.append(self._operands([(m, k), (k, n)], dtype))
             else:
                 b, side, cin, cout, kernel = p.shape
-                operands.append(self._operands([(b, side, side, cin), (kernel, kernel, cin, cout),
-                                                (b, side, side, cout)], dtype))  # fmt: skip
+                operands.append(
+                    self._operands([(b, side, side, cin), (kernel, kernel, cin, cout), (b, side, side, cout)], dtype)
+                )
             kinds.append(p.kind)
 
         def conv(x, w):
@@ -138,16 +141,26 @@ class Jax(Framework):
         from mnist_speedup.measure import environment
 
         jax, target = self.jax, self.target
-        env = {"jax": jax.__version__, "jaxlib": _version(metadata, "jaxlib"), "optax": _version(metadata, "optax"),
-               "jax_backend": target.platform, "jax_device": str(target),
-               "jax_matmul_precision": self.matmul_precision, "jax_cpu_cores": len(os.sched_getaffinity(0)),
-               "jax_compilation_cache": self.compilation_cache, "jax_compilation_cache_state": self.cache_state}  # fmt: skip
+        env = {
+            "jax": jax.__version__,
+            "jaxlib": _version(metadata, "jaxlib"),
+            "optax": _version(metadata, "optax"),
+            "jax_backend": target.platform,
+            "jax_device": str(target),
+            "jax_matmul_precision": self.matmul_precision,
+            "jax_cpu_cores": len(os.sched_getaffinity(0)),
+            "jax_compilation_cache": self.compilation_cache,
+            "jax_compilation_cache_state": self.cache_state,
+        }
         index = self.device.index
         if self.device.platform.accelerator:
             cc = getattr(target, "compute_capability", None)
-            env.update(gpu_name=getattr(target, "device_kind", None) or environment.gpu_name(index),
-                       gpu_compute_capability=str(cc) if cc else None, gpu_driver=environment.gpu_driver(index),
-                       cuda_version=_cuda_version(metadata))  # fmt: skip
+            env.update(
+                gpu_name=getattr(target, "device_kind", None) or environment.gpu_name(index),
+                gpu_compute_capability=str(cc) if cc else None,
+                gpu_driver=environment.gpu_driver(index),
+                cuda_version=_cuda_version(metadata),
+            )
         return env
 
 
@@ -194,7 +207,9 @@ class JaxGpuMemory:
     def peak(self) -> dict:
         try:
             stats = self.target.memory_stats() or {}
-            return {"gpu_peak_bytes": int(stats["peak_bytes_in_use"]),
-                    "gpu_reason": "peak since the process started (JAX cannot reset it)"}  # fmt: skip
+            return {
+                "gpu_peak_bytes": int(stats["peak_bytes_in_use"]),
+                "gpu_reason": "peak since the process started (JAX cannot reset it)",
+            }
         except (KeyError, TypeError, RuntimeError, AttributeError) as exc:
             return {"gpu_peak_bytes": None, "gpu_reason": f"GPU memory statistics unavailable ({exc})"}

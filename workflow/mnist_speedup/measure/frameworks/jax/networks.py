@@ -39,8 +39,13 @@ def init_params(jax, workload, seed: int) -> list[dict]:
 
     jnp, rng = jax.numpy, np.random.default_rng(seed)
     weighted = [layer for layer in workload.network() if layer.weight_shape]
-    return [{"W": jnp.asarray(truncated_normal(rng, layer.weight_shape, layer.stddev)),
-             "b": jnp.zeros(layer.units, jnp.float32)} for layer in weighted]  # fmt: skip
+    return [
+        {
+            "W": jnp.asarray(truncated_normal(rng, layer.weight_shape, layer.stddev)),
+            "b": jnp.zeros(layer.units, jnp.float32),
+        }
+        for layer in weighted
+    ]
 
 
 def _dropout(jax, x, rate: float, key):
@@ -159,10 +164,14 @@ def make_step(jax, workload, optimizer, precision: str):
         params, opt = lax.cond(finite, apply, lambda _: (state["params"], state["opt"]), None)
         good = jnp.where(finite, scaling["good"] + 1, 0)
         grow = good >= precisions.GROWTH_STEPS
-        scale = jnp.where(finite, jnp.where(grow, scaling["scale"] * 2.0, scaling["scale"]),
-                          jnp.maximum(scaling["scale"] / 2.0, 1.0))  # fmt: skip
-        scaling = {"scale": scale, "good": jnp.where(grow, 0, good),
-                   "skipped": scaling["skipped"] + jnp.where(finite, 0, 1)}  # fmt: skip
+        scale = jnp.where(
+            finite, jnp.where(grow, scaling["scale"] * 2.0, scaling["scale"]), jnp.maximum(scaling["scale"] / 2.0, 1.0)
+        )
+        scaling = {
+            "scale": scale,
+            "good": jnp.where(grow, 0, good),
+            "skipped": scaling["skipped"] + jnp.where(finite, 0, 1),
+        }
         steps = state["steps"] + jnp.where(finite, 1, 0)
         return {**state, "key": key, "params": params, "opt": opt, "scaling": scaling, "steps": steps}, loss
 

@@ -32,11 +32,18 @@ class JaxTraining(Training):
         with self.timed("build_s"):
             self.shuffle_key, dropout_key = jax.random.split(jax.random.PRNGKey(spec.seed))
             params = networks.init_params(jax, self.workload, spec.seed)
-            optimizer = networks.tf_adam(jax, spec.learning_rate, spec.adam["beta_1"], spec.adam["beta_2"],
-                                         spec.adam["epsilon"])  # fmt: skip
-            self.state = framework.put({"params": params, "opt": optimizer.init(params), "key": dropout_key,
-                                        "scaling": networks.initial_scaling(jax, framework.precision),
-                                        "steps": jax.numpy.int32(0)})  # fmt: skip
+            optimizer = networks.tf_adam(
+                jax, spec.learning_rate, spec.adam["beta_1"], spec.adam["beta_2"], spec.adam["epsilon"]
+            )
+            self.state = framework.put(
+                {
+                    "params": params,
+                    "opt": optimizer.init(params),
+                    "key": dropout_key,
+                    "scaling": networks.initial_scaling(jax, framework.precision),
+                    "steps": jax.numpy.int32(0),
+                }
+            )
             self._step = networks.make_step(jax, self.workload, optimizer, framework.precision)
         with self.timed("data_to_device_s"):
             self.x, self.y = framework.put(data["x_train"]), framework.put(data["y_train"].astype(np.int32))
@@ -82,8 +89,7 @@ class JaxTraining(Training):
                 self.evaluate(x[:length], y[:length])
         self.sync()
         self.setup["trace_s"] = time.perf_counter() - t
-        return {"compiled_at_epoch_shapes": True, "untimed_steps": 1,
-                "untimed_steps_kept": False}  # fmt: skip
+        return {"compiled_at_epoch_shapes": True, "untimed_steps": 1, "untimed_steps_kept": False}
 
     def sync(self) -> None:
         self.jax.block_until_ready(self.state)
@@ -109,8 +115,9 @@ class JaxTraining(Training):
             bs = self.spec.batch_size
             order = self.rng.permutation(len(self.data["x_train"]))[: self.steps * bs].reshape(self.steps, bs)
             for idx in order:  # sliced in host memory, copied by the call
-                self.state, loss = self._batch(self.state, self.data["x_train"][idx],
-                                               self.data["y_train"][idx].astype(np.int32))  # fmt: skip
+                self.state, loss = self._batch(
+                    self.state, self.data["x_train"][idx], self.data["y_train"][idx].astype(np.int32)
+                )
                 total = total + loss
             return total
         order = self.shuffled_order()

@@ -32,8 +32,10 @@ CACHE_VARIABLE = "MNIST_SPEEDUP_TORCH_CACHE"
 
 class PyTorch(Framework):
     name = "pytorch"
-    optimizer = ("torch.optim.Adam (PyTorch's own update: epsilon added to the bias-corrected second moment, "
-                 "where TensorFlow's fused kernel adds it before the correction)")  # fmt: skip
+    optimizer = (
+        "torch.optim.Adam (PyTorch's own update: epsilon added to the bias-corrected second moment, "
+        "where TensorFlow's fused kernel adds it before the correction)"
+    )
 
     def __init__(self, device_spec: dict, *, deterministic: bool = False, seed: int | None = None):
         super().__init__(device_spec, deterministic=deterministic, seed=seed)
@@ -73,8 +75,10 @@ class PyTorch(Framework):
             )
         count = torch.cuda.device_count()
         if index >= count:
-            raise DeviceError(f"GPU index {index} does not exist: PyTorch sees {count} GPU(s), indices "
-                              f"0..{count - 1}. Fix: set devices.<label>.index to one of those.")  # fmt: skip
+            raise DeviceError(
+                f"GPU index {index} does not exist: PyTorch sees {count} GPU(s), indices "
+                f"0..{count - 1}. Fix: set devices.<label>.index to one of those."
+            )
         torch.cuda.set_device(index)
         return torch.device("cuda", index)
 
@@ -100,19 +104,29 @@ class PyTorch(Framework):
         from mnist_speedup.measure import environment
 
         torch = self.torch
-        env = {"torch": torch.__version__, "torch_cuda": torch.version.cuda,
-               "torch_cudnn": str(torch.backends.cudnn.version()) if torch.backends.cudnn.is_available() else None,
-               "torch_intra_op_threads": torch.get_num_threads(), "torch_inter_op_threads": torch.get_num_interop_threads(),
-               "torch_omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
-               "torch_matmul_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
-               "torch_cudnn_tf32": bool(torch.backends.cudnn.allow_tf32), "torch_device": str(self.target),
-               "torch_compile": self.compile_state(), "torch_compile_cache": self.compile_cache}  # fmt: skip
+        env = {
+            "torch": torch.__version__,
+            "torch_cuda": torch.version.cuda,
+            "torch_cudnn": str(torch.backends.cudnn.version()) if torch.backends.cudnn.is_available() else None,
+            "torch_intra_op_threads": torch.get_num_threads(),
+            "torch_inter_op_threads": torch.get_num_interop_threads(),
+            "torch_omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+            "torch_matmul_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+            "torch_cudnn_tf32": bool(torch.backends.cudnn.allow_tf32),
+            "torch_device": str(self.target),
+            "torch_compile": self.compile_state(),
+            "torch_compile_cache": self.compile_cache,
+        }
         if self.target.type == "cuda":
             index = self.device.index
             major, minor = torch.cuda.get_device_capability(self.target)
-            env.update(gpu_name=torch.cuda.get_device_name(self.target), gpu_compute_capability=f"{major}.{minor}",
-                       gpu_driver=environment.gpu_driver(index), cuda_version=torch.version.cuda,
-                       cudnn_version=env["torch_cudnn"])  # fmt: skip
+            env.update(
+                gpu_name=torch.cuda.get_device_name(self.target),
+                gpu_compute_capability=f"{major}.{minor}",
+                gpu_driver=environment.gpu_driver(index),
+                cuda_version=torch.version.cuda,
+                cudnn_version=env["torch_cudnn"],
+            )
         return env
 
     def compile_state(self) -> str:

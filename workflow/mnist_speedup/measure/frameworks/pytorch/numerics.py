@@ -25,8 +25,9 @@ def scaler(torch, target, precision: str):
     """float16's dynamic loss scaling (None: the precision needs none)."""
     if not precisions.scales_loss(precision):
         return None
-    return torch.amp.GradScaler(target.type, init_scale=precisions.INITIAL_SCALE,
-                                growth_interval=precisions.GROWTH_STEPS)  # fmt: skip
+    return torch.amp.GradScaler(
+        target.type, init_scale=precisions.INITIAL_SCALE, growth_interval=precisions.GROWTH_STEPS
+    )
 
 
 def operands(torch, shapes, target, dtype: str):
@@ -44,8 +45,9 @@ def product(torch, p, target, dtype: str):
     batch, side, cin, cout, kernel = p.shape
     pad = kernel // 2  # SAME for an odd kernel (an even one gains a row and a column: the same products, nearly)
     out_side = side + 2 * pad - kernel + 1
-    x, w, dy = operands(torch, [(batch, cin, side, side), (cout, cin, kernel, kernel), (batch, cout, out_side, out_side)],
-                        target, dtype)  # fmt: skip
+    x, w, dy = operands(
+        torch, [(batch, cin, side, side), (cout, cin, kernel, kernel), (batch, cout, out_side, out_side)], target, dtype
+    )
     if p.kind == "conv":
         return lambda: torch.nn.functional.conv2d(x, w, padding=pad)
     mask = [p.kind == "conv_input", p.kind == "conv_filter", False]  # which gradients: input, weight, bias

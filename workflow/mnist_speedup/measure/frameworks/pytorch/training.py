@@ -17,8 +17,7 @@ from mnist_speedup.measure.frameworks.base import Training
 from mnist_speedup.measure.frameworks.pytorch import networks, numerics
 
 #: why a PyTorch epoch is one step per call whatever steps_per_call says
-LOOP_NOTE = ("one step per call: PyTorch runs the epoch's loop in Python, one eager (or torch.compile'd) "
-             "step per batch")  # fmt: skip
+LOOP_NOTE = "one step per call: PyTorch runs the epoch's loop in Python, one eager (or torch.compile'd) step per batch"
 
 
 class TorchTraining(Training):
@@ -30,8 +29,12 @@ class TorchTraining(Training):
             self.per_call, self.calls, self.loop_note = 1, steps, LOOP_NOTE
         with self.timed("build_s"):
             self.model = networks.build(torch, self.workload, spec.seed).to(target)
-            self.optimizer = torch.optim.Adam(self.model.parameters(), lr=spec.learning_rate, eps=spec.adam["epsilon"],
-                                              betas=(spec.adam["beta_1"], spec.adam["beta_2"]))  # fmt: skip
+            self.optimizer = torch.optim.Adam(
+                self.model.parameters(),
+                lr=spec.learning_rate,
+                eps=spec.adam["epsilon"],
+                betas=(spec.adam["beta_1"], spec.adam["beta_2"]),
+            )
             self.scaler = numerics.scaler(torch, target, framework.precision)
             self.autocast = lambda: numerics.autocast(torch, target, framework.precision)
             self.train_model = torch.compile(self.model, dynamic=False) if framework.compile else self.model
@@ -135,5 +138,7 @@ class TorchTraining(Training):
 
     def numerics(self) -> dict:
         torch = self.torch
-        return {"tf32": bool(torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32),
-                "matmul_precision": torch.get_float32_matmul_precision()}  # fmt: skip
+        return {
+            "tf32": bool(torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32),
+            "matmul_precision": torch.get_float32_matmul_precision(),
+        }

@@ -50,8 +50,10 @@ class TensorFlow(Framework):
                 tf.config.threading.set_intra_op_parallelism_threads(self.device.threads)
                 tf.config.threading.set_inter_op_parallelism_threads(1)
             except RuntimeError as exc:
-                warnings.warn(f"TensorFlow was already running in this process; its threads stay as they were ({exc})",
-                              stacklevel=2)  # fmt: skip
+                warnings.warn(
+                    f"TensorFlow was already running in this process; its threads stay as they were ({exc})",
+                    stacklevel=2,
+                )
             return "/CPU:0", None
         gpus = tf.config.list_physical_devices("GPU")
         if not gpus:
@@ -153,9 +155,11 @@ def ptx_jit(built_for: list[str], cc) -> str | None:
     if not sass or have <= max(sass):
         return None
     newest = max(sass)
-    return (f"compute capability {have[0]}.{have[1]} is newer than the newest architecture this TensorFlow wheel "
-            f"has machine code for ({newest[0]}.{newest[1]}): the first run JIT-compiles its PTX, which takes "
-            "minutes and lands outside the clock only if the warm-up covers it; later runs read the driver's cache")  # fmt: skip
+    return (
+        f"compute capability {have[0]}.{have[1]} is newer than the newest architecture this TensorFlow wheel "
+        f"has machine code for ({newest[0]}.{newest[1]}): the first run JIT-compiles its PTX, which takes "
+        "minutes and lands outside the clock only if the warm-up covers it; later runs read the driver's cache"
+    )
 
 
 def _keras_version() -> str | None:
@@ -206,8 +210,10 @@ class GpuMemory:
     def peak(self) -> dict:
         if self.reason is None:
             try:
-                return {"gpu_peak_bytes": int(self.tf.config.experimental.get_memory_info(self.device)["peak"]),
-                        "gpu_reason": None}  # fmt: skip
+                return {
+                    "gpu_peak_bytes": int(self.tf.config.experimental.get_memory_info(self.device)["peak"]),
+                    "gpu_reason": None,
+                }
             except (ValueError, RuntimeError, KeyError) as exc:
                 self.reason = f"GPU memory statistics unavailable ({exc})"
         return {"gpu_peak_bytes": None, "gpu_reason": self.reason}

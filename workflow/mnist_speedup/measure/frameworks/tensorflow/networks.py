@@ -22,8 +22,9 @@ def _dense(tf, tl, layer):
 
 def _conv(tf, tl, layer):
     k = layer.kernel
-    return tl.layers.Conv2d(n_filter=layer.units, filter_size=(k, k), strides=(1, 1),
-                            act=tf.nn.relu if layer.relu else None, padding="SAME")  # fmt: skip
+    return tl.layers.Conv2d(
+        n_filter=layer.units, filter_size=(k, k), strides=(1, 1), act=tf.nn.relu if layer.relu else None, padding="SAME"
+    )
 
 
 def _max_pool(tf, tl, layer):

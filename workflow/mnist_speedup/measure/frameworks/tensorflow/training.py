@@ -84,8 +84,15 @@ class TfTraining(Training):
         # autograph=False: the loop is written as tf.while_loop, so tracing
         # neither reads nor converts Python source (faster, and a run does
         # not depend on the source files staying as they were)
-        @tf.function(jit_compile=xla, autograph=False, input_signature=[
-            tf.TensorSpec([None, bs], tf.int32), tf.TensorSpec([], tf.int32), tf.TensorSpec([], tf.int32)])  # fmt: skip
+        @tf.function(
+            jit_compile=xla,
+            autograph=False,
+            input_signature=[
+                tf.TensorSpec([None, bs], tf.int32),
+                tf.TensorSpec([], tf.int32),
+                tf.TensorSpec([], tf.int32),
+            ],
+        )
         def train_calls(order, start, count):
             """``count`` steps from row ``start`` of ``order`` (batches of
             indices), gathered on the device; returns the summed loss. The
@@ -99,14 +106,25 @@ class TfTraining(Training):
             _, total = tf.while_loop(lambda i, _total: i < end, step, (start, tf.constant(0.0, tf.float32)))
             return total
 
-        @tf.function(jit_compile=xla, autograph=False, input_signature=[
-            tf.TensorSpec([bs, *self.workload.input_shape], tf.float32), tf.TensorSpec([bs], tf.int64)])  # fmt: skip
+        @tf.function(
+            jit_compile=xla,
+            autograph=False,
+            input_signature=[
+                tf.TensorSpec([bs, *self.workload.input_shape], tf.float32),
+                tf.TensorSpec([bs], tf.int64),
+            ],
+        )
         def train_batch(xb, yb):
             """One step on a batch copied from host memory (``input_pipeline: host``)."""
             return self._step(xb, yb)
 
-        @tf.function(autograph=False, input_signature=[
-            tf.TensorSpec([None, *self.workload.input_shape], tf.float32), tf.TensorSpec([None], tf.int64)])  # fmt: skip
+        @tf.function(
+            autograph=False,
+            input_signature=[
+                tf.TensorSpec([None, *self.workload.input_shape], tf.float32),
+                tf.TensorSpec([None], tf.int64),
+            ],
+        )
         def eval_chunk(xb, yb):
             logits = tf.cast(self.net(xb), tf.float32)
             losses = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=yb, logits=logits)
