@@ -55,7 +55,6 @@ rule aggregate:
         parity_margin=config["parity_margin"],
         replication=bool(REPLICATION),
         prices=device_prices(),
-        replication_target=REPLICATION,
         devices_auto=bool(config.get("_auto_devices")),
         no_gpu_reason=config.get("_no_gpu_reason"),
         code=AGGREGATE_CODE_DIGEST,
@@ -91,6 +90,7 @@ rule report_markdown:
     input:
         **figure_inputs(),
         **{name: f"{RESULTS}/{name}.csv" for name in outputs.REPORT_TABLES},
+        replication=replication_files,
     output:
         markdown=f"{RESULTS}/report.md",
         findings=report(
@@ -109,6 +109,7 @@ rule report_markdown:
         config=report_config(),
         main_workload=MAIN_WORKLOAD,
         figures=[f.name for f in FIGURES],
+        replication=REPLICATION,
         code=REPORT_CODE_DIGEST,
     script:
         "../scripts/report.py"

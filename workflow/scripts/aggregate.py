@@ -1,6 +1,5 @@
 """Merge every run record into the tidy tables of the report."""
 
-import json
 import sys
 from pathlib import Path
 
@@ -21,12 +20,9 @@ with logged(snakemake) as log:
         params.prices,
         params.devices_auto,
         params.no_gpu_reason,
-        params.replication_target,
     )
-    rounds = snakemake.input.replication
-    measured = json.loads(Path(rounds[0]).read_text(encoding="utf-8")) if rounds else None
     runs, cut = attempts.split(snakemake.input.attempts)  # the finished runs' records, the cut runs' attempts
-    made = tables.make(runs, settings, params.extra_runs, snakemake.input.calibration, cut, measured)
+    made = tables.make(runs, settings, params.extra_runs, snakemake.input.calibration, cut)
     for entry in outputs.TABLES:  # the registry's tables, each written once
         atomic.write_text(getattr(out, entry.name), made[entry.name].to_csv(index=False))
     columns = ["workload", "batch_size", "device", "n", "speedup", "speedup_ci_low", "speedup_ci_high", "ci_method"]

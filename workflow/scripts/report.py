@@ -8,6 +8,7 @@ sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
 import pandas as pd
 
 from mnist_speedup import atomic
+from mnist_speedup.analysis import replication
 from mnist_speedup.records import run_record as records
 from mnist_speedup.report import markdown, outputs
 from mnist_speedup.rulescript import logged
@@ -30,8 +31,10 @@ with logged(snakemake) as log:
         for name in snakemake.params.figures
     }
     baseline = made["baseline"].baseline.iloc[0]  # resolved once, by the aggregation
-    reasons = read_table(inp.replication).get("stop_reason", pd.Series(dtype=object))
-    stop = reasons.iloc[0] if len(reasons) else None  # why replication stopped (the aggregation's words)
+    rep, stop = snakemake.params.replication, None
+    if rep and inp.replication:  # why replication stopped: the last round's measurement, in words
+        measured = json.loads(Path(inp.replication[0]).read_text(encoding="utf-8"))
+        stop = replication.reason(measured, rep["ci_half_width"], rep["max_seeds"])
     report = markdown.Report(
         tables,
         baseline,

@@ -25,14 +25,11 @@ class Settings:
     #: whether the devices were found by `devices: auto`, and why no GPU was (config/sources.py's `shown`)
     devices_auto: bool = False
     no_gpu_reason: str | None = None
-    #: with replication, its target: {"ci_half_width": ..., "max_seeds": ...} (None: replication off)
-    replication_target: dict | None = None
 
 
-def make(runs, settings: Settings, extra_runs=(), calibration_files=(), cut=(), measured_round=None) -> dict:
+def make(runs, settings: Settings, extra_runs=(), calibration_files=(), cut=()) -> dict:
     """{table name: DataFrame} for every table in report/outputs.py's registry (``runs``: this machine's
-    records; ``cut``: the attempts of its runs the time budget cut, records/attempts.py;
-    ``measured_round``: with replication, the last round's measurement, analysis/replication.py)."""
+    records; ``cut``: the attempts of its runs the time budget cut, records/attempts.py)."""
     summary, curves = aggregate.load_runs(runs, extra_runs, calibration_files, len(cut))
     baseline = aggregate.baseline_device(summary, settings.baseline)
     aggregate.check_like_with_like(summary, baseline)
@@ -53,11 +50,6 @@ def make(runs, settings: Settings, extra_runs=(), calibration_files=(), cut=(), 
         "drift": drift.table(summary),
         "time_budget": aggregate.cut_runs(list(cut)),
     }
-    stop = None
-    if settings.replication_target and measured_round:
-        target = settings.replication_target
-        stop = replication.reason(measured_round, target["ci_half_width"], target["max_seeds"])
-    made["replication"] = pd.DataFrame({"stop_reason": [stop] if stop else []})
     return made | derived(made, baseline, settings, level)
 
 

@@ -61,7 +61,6 @@ TABLES = (
     Table("geometric_means"),
     Table("warnings"),
     Table("mean_curves"),  # per device and epoch, over seeds: what the learning-curve panel draws
-    Table("replication"),  # why replication stopped, in words (none without replication)
     Table("baseline"),
 )
 #: the tables the Markdown report reads (all but the per-epoch curves, which only the figures draw)
