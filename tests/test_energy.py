@@ -6,9 +6,11 @@ import types
 from pathlib import Path
 
 import pytest
+from crafted import make_record
 
 from mnist_speedup.measure import energy
 from mnist_speedup.measure.frameworks.tensorflow.backend import GpuMemory
+from mnist_speedup.records import derived
 
 
 def zone(root: Path, name: str, energy_uj: int, max_uj: int = 262_143_328_850) -> Path:
@@ -49,12 +51,8 @@ def test_rapl_unreadable_gives_the_reason_never_zero(tmp_path, monkeypatch):
     monkeypatch.setattr(Path, "read_text", denied)
     meter, reason = energy.meter_of({"type": "cpu", "threads": 1}, tmp_path)
     assert meter is None and "RAPL not readable: permission denied" in reason
-    summary = energy.EpochEnergy(*energy.meter_of({"type": "cpu", "threads": 1}, tmp_path)).summary([1.0])
-    assert (
-        summary["joules_per_epoch"] is None
-        and summary["mean_watts"] is None
-        and "permission denied" in summary["reason"]
-    )
+    summary = energy.EpochEnergy(*energy.meter_of({"type": "cpu", "threads": 1}, tmp_path)).summary()
+    assert summary["epoch_joules"] is None and "permission denied" in summary["reason"]
 
 
 def test_no_powercap_tree(tmp_path):
@@ -74,9 +72,12 @@ def test_epoch_energy_counts_only_steady_epochs(tmp_path):
         e.start()
         (z / "energy_uj").write_text(str(after))
         e.stop(steady)
-    s = e.summary([1.0, 2.0])
+    s = e.summary()
     assert s["epoch_joules"] == pytest.approx([2.0, 3.0])
-    assert s["joules_per_epoch"] == pytest.approx(2.5) and s["mean_watts"] == pytest.approx(5.0 / 3.0)
+    derived_energy = derived.derive(make_record(epoch_s=(9.0, 1.0, 2.0), energy=s))["energy"]  # as read: per epoch, W
+    assert derived_energy["joules_per_epoch"] == pytest.approx(2.5) and derived_energy["mean_watts"] == pytest.approx(
+        5.0 / 3.0
+    )
     assert "whole CPU package" in s["source"]
 
 
@@ -119,8 +120,8 @@ def test_nvml_reads_the_energy_counter(monkeypatch):
     e.start()
     state["mj"] += 150_000  # 150 J
     e.stop(True)
-    s = e.summary([0.5])
-    assert s["joules_per_epoch"] == pytest.approx(150.0) and s["mean_watts"] == pytest.approx(300.0)
+    s = e.summary()
+    assert s["epoch_joules"] == pytest.approx([150.0])
     assert "NVML" in s["source"]
 
 
@@ -182,8 +183,8 @@ def test_a_counter_that_stands_still_through_an_epoch_gives_no_energy(monkeypatc
         e.start()
         state["mj"] += jump
         e.stop(True)
-    s = e.summary([0.012, 0.012, 0.012])
-    assert s["joules_per_epoch"] is None and s["epoch_joules"] is None
+    s = e.summary()
+    assert s["epoch_joules"] is None
     assert "did not advance during 2 of 3 steady epochs" in s["reason"]
 
 
@@ -203,8 +204,8 @@ def test_an_nvml_error_of_another_class_ends_the_energy_not_the_run(monkeypatch)
     mod.nvmlDeviceGetTotalEnergyConsumption = mismatch
     e.start()
     e.stop(True)
-    s = e.summary([1.0])
-    assert s["joules_per_epoch"] is None and "NVMLLibraryMismatchError" in s["reason"]
+    s = e.summary()
+    assert s["epoch_joules"] is None and "NVMLLibraryMismatchError" in s["reason"]
 
 
 def test_nvml_reads_the_card_cuda_trains_on_by_its_uuid(monkeypatch):
@@ -221,7 +222,7 @@ def test_nvml_reads_the_card_cuda_trains_on_by_its_uuid(monkeypatch):
     e = energy.EpochEnergy(*energy.meter_of({"type": "gpu", "index": 0}))
     e.start()
     e.stop(True)
-    assert e.summary([1.0])["joules_per_epoch"] == pytest.approx(150.0)
+    assert e.summary()["epoch_joules"] == pytest.approx([150.0])
 
 
 def test_a_gpu_nvidia_smi_does_not_list_reads_no_card(monkeypatch):

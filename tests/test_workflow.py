@@ -207,6 +207,27 @@ def test_synthetic_digits_are_learnt(finished):
     assert summary.test_accuracy.min() > 0.5  # 10 classes: chance is 0.1
 
 
+def test_training_writes_raw_measurements_only(finished):
+    """House 4 (1): the records the training jobs wrote are schema version 4 and store no derived value; the
+    reader gives them back with every derived value (records/derived.py), and the tables agree with it."""
+    from mnist_speedup.records import derived
+    from mnist_speedup.records import run_record as records
+    from mnist_speedup.spec import run
+
+    results = finished[0] / "results" / "default"
+    summary = pd.read_csv(results / "summary.csv")
+    for path in run.run_files(results):
+        raw = json.loads(path.read_text())
+        assert raw["schema_version"] == 4 and derived.stored(raw) == [], path
+        read = records.load(path)
+        mine = summary[
+            (summary.device == read["device"])
+            & (summary.seed == read["seed"])
+            & (summary.batch_size == read["batch_size"])
+        ]
+        assert mine.steady_epoch_mean_s.iloc[0] == pytest.approx(read["timing"]["steady_epoch_mean_s"])
+
+
 # ---------------------------------------------------------------- reruns
 
 

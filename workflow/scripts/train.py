@@ -8,7 +8,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(snakemake.scriptdir).parent))
 
 from mnist_speedup.measure import budget, hostlock, invocation, progress, record, trainer
-from mnist_speedup.records import attempts, seal
+from mnist_speedup.records import attempts, derived, seal
 from mnist_speedup.rulescript import logged
 from mnist_speedup.spec import devices, run
 
@@ -44,4 +44,4 @@ with logged(snakemake) as log:
         attempts.write_finished(out, snakemake.params.attempt)
         log(f"wrote {record_path} and {out}")
         label = f"{spec.device} ({devices.describe(spec.device_spec, sealed['environment'].get('gpu_name'))})"
-        log.console(progress.line(sealed, label, call))
+        log.console(progress.line(derived.derive(sealed), label, call))

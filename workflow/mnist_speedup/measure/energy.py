@@ -132,9 +132,9 @@ class EpochEnergy:
         if steady and self.meter is not None and self._before is not None:
             self.joules.append(after - self._before)
 
-    def summary(self, steady_seconds: list[float]) -> dict:
-        """The record's ``energy`` section; every number null, with the
-        reason, when there is no meter, or when the counter did not advance
+    def summary(self) -> dict:
+        """The record's ``energy`` section: each steady epoch's joules (joules per epoch and watts are derived
+        when the record is read, records/derived.py); null, with the reason, when there is no meter, or when the counter did not advance
         during an epoch: the epochs are shorter than its update interval
         (NVML's counter on an H200 stood still through 12 ms epochs and then
         jumped by 13 J), so a per-epoch figure would be noise."""
@@ -146,21 +146,9 @@ class EpochEnergy:
             )
             self.meter = None
         if self.meter is None or not self.joules:
-            return {
-                "source": None,
-                "reason": self.reason or "no steady-state epoch",
-                "joules_per_epoch": None,
-                "mean_watts": None,
-                "epoch_joules": None,
-            }
-        total_j, total_s = sum(self.joules), sum(steady_seconds)
-        return {
-            "source": self.meter.source,
-            "reason": None,
-            "joules_per_epoch": total_j / len(self.joules),
-            "mean_watts": total_j / total_s if total_s > 0 else None,
-            "epoch_joules": self.joules,
-        }
+            return {"source": None, "reason": self.reason or "no steady-state epoch", "epoch_joules": None}
+        # joules per epoch and watts are derived on read (records/derived.py)
+        return {"source": self.meter.source, "reason": None, "epoch_joules": self.joules}
 
 
 #: each energy meter by the name a platform gives (spec/platforms.py), built from the device and the powercap folder

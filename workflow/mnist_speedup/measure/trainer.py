@@ -165,8 +165,7 @@ class EpochClock:
                 f"{self.steps * spec.batch_size / elapsed:,.0f} samples/s, loss {loss:.4f}, "
                 f"validation accuracy {val_acc:.4f}"
             )
-        steady_s = out["epoch_s"][spec.warmup_epochs :]
-        out["energy"] = meter.summary(steady_s)
+        out["energy"] = meter.summary()
         out["memory"] = memory.peak()
         out["interference"] = others.summary()
         out |= {

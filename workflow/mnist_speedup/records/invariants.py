@@ -2,10 +2,12 @@
 
 Raw measurements are the truth, as pyperf keeps values and derives its
 statistics: the epoch clocks, the per-epoch accuracies, losses and joules,
-the optimizer steps counted per epoch. Every field derived from them (the
-steady SD and CV, the warm-up flags, the final accuracy and loss, the
-energy per epoch and the watts, the FLOPs per epoch and per second) is
-recomputed here and compared within float tolerance; so are the fields of
+the optimizer steps counted per epoch. A version-4 record stores nothing
+derived from them (records/derived.py computes it on read); a version-3
+record stored the steady SD and CV, the warm-up flags, the final accuracy
+and loss, the energy per epoch and the watts, the FLOPs per epoch and per
+second: those are recomputed here and compared within float tolerance
+before the record is migrated; so are the fields of
 one section that must agree with another's (the spec's framework with the
 environment's, the spec's precision with the numerics', TF32 with float32,
 the start with the end). Each invariant is one function in

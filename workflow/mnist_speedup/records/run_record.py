@@ -2,20 +2,25 @@
 
 A record that is truncated, has the wrong shape, or comes from a schema
 version this code does not know stops aggregation with a RecordError that
-names the file and the problem. Records of earlier versions (:data:`OLDER`:
-before per-epoch validation, or before workloads) cannot be migrated: they
-lack what today's comparisons need, so they are refused with the fix
-(rerun them).
+names the file and the problem. The reader gives a read-only record with
+every raw value and every value derived from them (records/derived.py),
+computed on read. Version 3 (which stored the derived values too) is read
+through one migration, after its seal is checked over its own content and
+its stored values against their source. Records of earlier versions
+(:data:`OLDER`: before per-epoch validation, or before workloads) cannot be
+migrated: they lack what today's comparisons need, so they are refused with
+the fix (rerun them).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
 from pathlib import Path
 
-from mnist_speedup.records import fields, invariants
+from mnist_speedup.records import derived, fields, invariants
 from mnist_speedup.records.seal import DIGEST_FIELD, content_digest
 from mnist_speedup.spec import run, workloads
 from mnist_speedup.spec.devices import LABEL_PATTERN
@@ -33,6 +38,36 @@ class RecordError(ValueError):
     pass
 
 
+class Record(dict):
+    """A run record as the reader gives it: read-only at every depth of its mappings (``record | {...}``
+    and ``dict(record)`` make a new, writable dict)."""
+
+    def _read_only(self, *args, **kwargs):
+        raise TypeError("a run record as read is read-only: make a new dict, e.g. record | {...}")
+
+    __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _read_only
+
+    def __copy__(self):
+        return dict(self)
+
+    def __deepcopy__(self, memo):
+        return copy.deepcopy(dict(self), memo)
+
+    def __reduce__(self):
+        return dict, (dict(self),)
+
+
+def frozen(value):
+    """``value`` with every mapping in it a :class:`Record` (lists stay lists)."""
+    if isinstance(value, dict):
+        return Record({k: frozen(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return [frozen(v) for v in value]
+    return value
+
+
+#: the earlier versions read by migration, and how they differ
+MIGRATED = {3: "it stored the values derived from its raw measurements beside them (checked, then computed again)"}
 #: what each earlier record version lacked
 OLDER = {
     1: "before per-epoch validation accuracy, the compiled training loop, memory and energy were recorded",
@@ -94,11 +129,11 @@ def _get(record: dict, dotted: str):
     return value
 
 
-def check(record, source: str = "record") -> dict:
+def _check_version(record, source: str) -> None:
     if not isinstance(record, dict):
         raise RecordError(
-            f"{source}: is a JSON {type(record).__name__}, not a run record (expected a JSON object). Fix: remove it from the "
-            "runs/ folder (or from extra_runs), or delete it and rerun that run."
+            f"{source}: is a JSON {type(record).__name__}, not a run record (expected a JSON object). Fix: remove "
+            "it from the runs/ folder (or from extra_runs), or delete it and rerun that run."
         )
     version = record.get("schema_version")
     if version is None and "timing" not in record:
@@ -112,34 +147,63 @@ def check(record, source: str = "record") -> dict:
             f"{OLDER[version]}; it cannot be compared with today's runs. Fix: delete it and run snakemake again "
             "to redo that run."
         )
-    if version != run.SCHEMA_VERSION:
+    if version not in (*MIGRATED, run.SCHEMA_VERSION):
         raise RecordError(
-            f"{source}: schema_version {version!r} is not supported (this workflow reads "
-            f"version {run.SCHEMA_VERSION}). Fix: rerun that training job with this workflow "
+            f"{source}: schema_version {version!r} is not supported (this workflow reads versions "
+            f"{sorted((*MIGRATED, run.SCHEMA_VERSION))}). Fix: rerun that training job with this workflow "
             "(delete the file and run snakemake again), or aggregate it with the workflow "
             "version that wrote it."
         )
+
+
+def _derived_view(record: dict, source: str) -> dict:
+    """A version-4 record with its derived values computed (records/derived.py); it must store none."""
+    if kept := derived.stored(record):
+        raise _sense(source, kept[0], "is stored, but a version-4 record stores no derived value (each is computed "
+                     "when the record is read)")  # fmt: skip
+    try:
+        return derived.derive(record)
+    except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError, AttributeError) as exc:
+        for dotted, problem in fields.problems(record, ranges=False):
+            if not (problem.startswith("is missing") and dotted in _DERIVED_NAMES):
+                raise _sense(source, dotted, problem) from None
+        raise _sense(
+            source, "(its raw values)", f"cannot give its derived values ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+_DERIVED_NAMES = {f"{section}.{key}" for section, keys in derived.DERIVED.items() for key in keys}
+
+
+def check(record, source: str = "record") -> Record:
+    """``record`` checked whole (a RecordError names the file, the field and the fix), as the reader gives it:
+    read-only, every raw value and every derived one (computed here, for every version)."""
+    _check_version(record, source)
     if bad := fields.non_finite(record):
         raise _sense(source, bad[0], f"is {bad[1]!r}, not a number a measurement can have")
-    check_digest(record, source)
-    for dotted, problem in fields.problems(record, ranges=False):  # types first: the checks below read them
+    check_digest(record, source)  # the seal over the content as written, before anything is derived
+    migrated = record["schema_version"] in MIGRATED
+    view = record if migrated else _derived_view(record, source)
+    for dotted, problem in fields.problems(view, ranges=False):  # types first: the checks below read them
         if problem.startswith("is missing"):
             raise RecordError(
                 f"{source}: required field `{dotted}` is missing. Fix: delete it and run snakemake again."
             )
         raise _sense(source, dotted, problem)
-    check_names(record, source)
-    check_names(record, source, "workload")
-    _check_workload(record, source)
-    _check_timing(record, source)
-    _check_quality(record, source)
-    _check_physics(record, source)
-    _check_times(record, source)
-    for dotted, problem in fields.problems(record):  # then every range, after the more telling checks above
+    check_names(view, source)
+    check_names(view, source, "workload")
+    _check_workload(view, source)
+    _check_timing(view, source)
+    _check_quality(view, source)
+    _check_physics(view, source)
+    _check_times(view, source)
+    for dotted, problem in fields.problems(view):  # then every range, after the more telling checks above
         raise _sense(source, dotted, problem)
-    for dotted, problem in invariants.problems(record)[:1]:  # last, the record as a whole (records/invariants.py)
+    for dotted, problem in invariants.problems(view)[:1]:  # last, the record as a whole (records/invariants.py)
         raise _sense(source, dotted, problem)
-    return record
+    # a version-3 record's stored derived values agree with its raw ones (checked above): computed again, so
+    # that every version reads the same
+    return frozen(derived.derive(view) if migrated else view)
 
 
 def _check_workload(record: dict, source: str) -> None:
@@ -276,6 +340,6 @@ def load(path) -> dict:
             f"{path}: is not valid JSON ({exc.msg} at line {exc.lineno}); the file is truncated "
             "or was edited by hand. Fix: delete it and run snakemake again to redo that run."
         ) from None
-    check(record, str(path))
+    record = check(record, str(path))
     check_place(record, path)
     return record

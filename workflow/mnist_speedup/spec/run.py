@@ -26,8 +26,9 @@ from pathlib import Path
 from mnist_speedup.spec import schema
 from mnist_speedup.spec.devices import LABEL_PATTERN
 
+#: 4: raw measurements only, every derived value computed on read (records/derived.py); 3 stored them too;
 #: 3: runs carry their workload (runs/<workload>/<device>/...); 2 had the MLP only
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: where a run's record lives under an experiment's results folder
 RUN_PATH = "runs/{workload}/{device}/bs{batch_size}/seed{seed}.json"
