@@ -7,15 +7,19 @@ is on it is lost. This watcher looks at RESULTS (``results/<experiment>/``)
 every few seconds; each time its finished runs change, it writes into OUT,
 each file atomically (a hidden temporary file renamed into place):
 
-- ``partial-bundle-<host>.tar.gz``: every finished run record and
-  calibration so far, in records/bundle.py's format with its manifest; it
-  is read back and verified before it replaces the previous one, so OUT
-  always holds a bundle that ``extra_runs`` accepts;
+- ``partial-bundle-<host>.tar.gz``: the finished runs of the call's own
+  config (the runs it plans, whose records hold its settings: a record of
+  another config left at one of its paths is not the call's) and the
+  calibrations of its devices, in records/bundle.py's format with its
+  manifest; it is read back and verified before it replaces the previous
+  one, so OUT always holds a bundle that ``extra_runs`` accepts;
 - ``partial-report.md``: the report of the runs so far: the same tables and
   words as the workflow's report (analysis/tables.py, report/markdown.py),
-  without figures, under a line that says how many runs it holds.
+  without figures, under a line that says how many runs it holds and names
+  each record left out because it failed its check.
 
-A write that fails leaves the previous files as they were and says why on
+Files that appear or vanish while it looks (a job redoing a run) never stop
+it. A write that fails leaves the previous files as they were and says why on
 stderr. With ``--while-pid`` it stops once that process has ended, after one
 last look; without it, it looks once.
 """
@@ -27,6 +31,7 @@ import datetime as dt
 import os
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -39,7 +44,7 @@ from mnist_speedup.records import attempts, bundle, calibration
 from mnist_speedup.records import run_record as records
 from mnist_speedup.report import markdown
 from mnist_speedup.report.format import esc
-from mnist_speedup.spec import schema
+from mnist_speedup.spec import run, schema
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORT = "partial-report.md"
@@ -58,7 +63,7 @@ def write_bundle(results_dir: Path, out_dir: Path, config: dict, runs: list[Path
         return None
     loaded = [records.load(p) for p in runs]
     envs = [r["environment"] for r in loaded]
-    files = [*runs, *calibration.files(results_dir)]
+    files = [*runs, *calibrations(config, results_dir)]
     meta = bundle.manifest(
         results_dir,
         files,
@@ -80,13 +85,60 @@ def write_bundle(results_dir: Path, out_dir: Path, config: dict, runs: list[Path
     return dest
 
 
-def report_text(results_dir: Path, config: dict, kept: list[Path], cut: list[dict]) -> str:
-    """The report of the runs so far (``kept``: the finished runs' records, ``cut``: the cut runs'
-    attempts), under a line that says what it holds."""
+def planned(config: dict, results_dir: Path) -> list[tuple[run.RunSpec, Path]]:
+    """Each run the config plans, with its attempt's path: the call's own runs, and no other config's."""
+    return [
+        (run.RunSpec.from_config(config, w, d, run.training_device_spec(config["devices"][d]), b, s),
+         attempts.attempt_path(results_dir, w, d, b, s))
+        for w in config["workloads"] for d in config["devices"] for b in config["batch_sizes"] for s in config["seeds"]
+    ]  # fmt: skip
+
+
+@dataclass
+class Runs:
+    """What a look at the results found of the config's runs."""
+
+    kept: list[Path] = field(default_factory=list)  # finished, checked, of this config: in the bundle
+    cut: list[dict] = field(default_factory=list)  # the time budget's attempts
+    left_out: list[str] = field(default_factory=list)  # finished but refused: each with why
+
+
+def _finished(spec: run.RunSpec, path: Path, found: Runs) -> None:
+    """File the run whose attempt is at ``path`` (it exists, or has just gone: then it is not done)."""
+    try:
+        attempt = attempts.read(path)
+        if attempt["outcome"] == attempts.CUT:
+            found.cut.append(attempt)
+            return
+        record = records.load(attempts.record_path_of(path))
+    except (attempts.AttemptError, records.RecordError) as exc:
+        if path.exists():  # an attempt that vanished between the listing and the read is a run being redone
+            found.left_out.append(str(exc))
+        return
+    # a run of another config at the same path (not redone yet): not this call's
+    if all(run.canonical(record.get(k)) == v for k, v in spec.params().items()):
+        found.kept.append(attempts.record_path_of(path))
+
+
+def look(config: dict, results_dir: Path) -> Runs:
+    found = Runs()
+    for spec, path in planned(config, results_dir):
+        if path.exists():
+            _finished(spec, path, found)
+    return found
+
+
+def report_text(results_dir: Path, config: dict, runs: Runs) -> str:
+    """The report of the runs so far, under a line that says what it holds and names each run left out."""
+    kept, cut = runs.kept, runs.cut
     head = (
         f"> **Partial report**, written {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M:%S} UTC while the workflow ran: "
         f"{len(kept)} runs finished, {len(cut)} cut by the time budget. The workflow's own report replaces it."
     )
+    if runs.left_out:
+        head += f"\n>\n> Left out, {len(runs.left_out)} refused: " + " ".join(
+            f"{esc(why)}" for why in runs.left_out[:5]
+        )
     prices = {k: v["price_per_hour"] for k, v in config["devices"].items() if "price_per_hour" in v}
     settings = report_tables.Settings(
         config["baseline"],
@@ -97,7 +149,7 @@ def report_text(results_dir: Path, config: dict, kept: list[Path], cut: list[dic
         no_gpu_reason=config.get("_no_gpu_reason"),
     )
     try:
-        made = report_tables.make(kept, settings, (), calibration.files(results_dir), cut)
+        made = report_tables.make(kept, settings, (), calibrations(config, results_dir), cut)
     except (records.RecordError, ValueError, KeyError, IndexError) as exc:
         return f"{markdown.TITLE} (partial)\n\n{head}\n\nNo tables yet: {esc(exc)}\n"
     tables = markdown.Tables.of(made)
@@ -113,20 +165,29 @@ def snapshot(results_dir, out_dir, config: dict) -> str:
     """Write both files once; returns what it wrote, in words."""
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    kept, cut = attempts.split(attempt_files(results_dir))  # listed and split once for both files
-    written = write_bundle(results_dir, out_dir, config, kept)
-    atomic.write_text(out_dir / REPORT, report_text(results_dir, config, kept, cut))
-    return f"{len(kept)} runs: {written.name if written else 'no bundle yet'} and {REPORT}"
+    runs = look(config, results_dir)  # one look for both files
+    written = write_bundle(results_dir, out_dir, config, runs.kept)
+    atomic.write_text(out_dir / REPORT, report_text(results_dir, config, runs))
+    left = f", {len(runs.left_out)} left out" if runs.left_out else ""
+    return f"{len(runs.kept)} runs{left}: {written.name if written else 'no bundle yet'} and {REPORT}"
 
 
-def attempt_files(results_dir: Path) -> list[Path]:
-    """Every run's attempt under ``results_dir`` (records/attempts.py)."""
-    pattern = attempts.ATTEMPT_PATH.format(workload="*", device="*", batch_size="*", seed="*")
-    return sorted(Path(results_dir).glob(pattern))
+def calibrations(config: dict, results_dir: Path) -> list[Path]:
+    """The calibrations of the config's own workloads and devices that exist."""
+    paths = [Path(results_dir, calibration.PATH.format(workload=w, device=d))
+             for w in config["workloads"] for d in config["devices"]]  # fmt: skip
+    return [p for p in paths if p.is_file()]
 
 
-def _state(results_dir: Path) -> tuple:
-    return tuple((p.name, p.parent.as_posix(), p.stat().st_mtime_ns) for p in attempt_files(results_dir))
+def _mtime(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:  # gone since it was named
+        return None
+
+
+def _state(config: dict, results_dir: Path) -> tuple:
+    return tuple(_mtime(path) for _, path in planned(config, results_dir))
 
 
 def _alive(pid: int) -> bool:
@@ -144,7 +205,7 @@ def watch(results_dir, out_dir, config: dict, every: float, while_pid: int | Non
     results_dir, seen = Path(results_dir), None
     while True:
         running = while_pid is not None and _alive(while_pid)
-        state = _state(results_dir) if results_dir.exists() else ()
+        state = _state(config, results_dir)
         if state != seen:
             try:
                 log(f"partial: {snapshot(results_dir, out_dir, config)}")

@@ -311,9 +311,7 @@ def cluster_resource(name):
 
 
 def training_spec(label):
-    """The device spec as training sees it: without the price, which is
-    presentation only (changing it must not rerun training)."""
-    return {k: v for k, v in DEVICES[label].items() if k != "price_per_hour"}
+    return run.training_device_spec(DEVICES[label])
 
 
 def training_params(wildcards):

@@ -20,6 +20,8 @@ import math
 import re
 from pathlib import Path
 
+import yaml
+
 from mnist_speedup.records import derived, fields, invariants
 from mnist_speedup.records.seal import DIGEST_FIELD, content_digest
 from mnist_speedup.spec import run, workloads
@@ -55,6 +57,10 @@ class Record(dict):
 
     def __reduce__(self):
         return dict, (dict(self),)
+
+
+# YAML (the report's configuration and environment blocks) writes a record's mappings as the dicts they are
+yaml.SafeDumper.add_representer(Record, yaml.representer.SafeRepresenter.represent_dict)
 
 
 def frozen(value):

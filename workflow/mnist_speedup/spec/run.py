@@ -136,6 +136,12 @@ class RunSpec:
         return per_call, math.ceil(steps / per_call)
 
 
+def training_device_spec(spec: dict) -> dict:
+    """A device's spec as training sees it: without the price, which is presentation only (changing it must
+    not rerun training)."""
+    return {k: v for k, v in spec.items() if k != "price_per_hour"}
+
+
 #: what must be equal for two runs to be compared at all
 #: (the workload's spec is compared among the runs of one workload)
 COMPARED = tuple(f.name for f in dataclasses.fields(RunSpec) if f.metadata.get("compared")) + ("data_digest",)
