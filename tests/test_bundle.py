@@ -260,3 +260,44 @@ def test_the_manifest_names_the_experiment(made, tmp_path):
     path, _ = made
     assert bundle.unpack(path, tmp_path / "u")["experiment"] == json.loads(members(path)[0][1])["experiment"]
     assert json.loads(members(path)[0][1])["experiment"]
+
+
+@pytest.mark.parametrize("kind", [b"x", b"g", b"L", b"K"])
+def test_a_header_bomb_is_refused_from_its_header_in_little_memory(tmp_path, kind):
+    """Reliability round 6 (4): a 400 MB PAX extended or global header, GNU long name or long link in a
+    bundle of under 1 MB cost 1.2 GB before tarfile's member checks ran. Now its declared size is read raw
+    and refused: the verifying process's peak memory grows by under 32 MB. Planted once: without the raw
+    scan (records/tarheaders.py), the PAX and the long-name cases grew by 406 MB and failed here."""
+    import subprocess
+    import sys
+    import zlib
+
+    from conftest import ROOT
+
+    size = 400 * 2**20
+    header = bytearray(512)
+    header[0:13] = b"././@LongLink"
+    header[100:108], header[124:136], header[156:157] = b"0000644\0", f"{size:011o}\0".encode(), kind
+    header[257:263] = b"ustar\0"
+    header[148:156] = f"{sum(header) + 8 * 32:06o}\0 ".encode()
+    squeeze = zlib.compressobj(1, zlib.DEFLATED, 31)  # gzip
+    path = tmp_path / "bomb.tar.gz"
+    with open(path, "wb") as out:
+        out.write(squeeze.compress(bytes(header)))
+        chunk = bytes(4 * 2**20)
+        for _ in range(size // len(chunk)):
+            out.write(squeeze.compress(chunk))
+        out.write(squeeze.compress(bytes(1024)) + squeeze.flush())
+    assert path.stat().st_size < 2 * 2**20
+    probe = (
+        "import resource, sys; from mnist_speedup.records import bundle\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "try:\n    bundle.check(sys.argv[1]); print('accepted')\n"
+        "except bundle.BundleError as exc:\n    print(exc)\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=120,
+                          env={"PYTHONPATH": str(ROOT / "workflow"), "PATH": "/usr/bin:/bin"})  # fmt: skip
+    said, grown_kib = done.stdout.strip().rsplit("\n", 1)
+    assert "declares 419,430,400 bytes, over the 65,536 a header may have" in said, done.stderr
+    assert int(grown_kib) < 32 * 1024

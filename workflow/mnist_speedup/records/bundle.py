@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 from mnist_speedup import atomic
-from mnist_speedup.records import calibration
+from mnist_speedup.records import calibration, tarheaders
 from mnist_speedup.records import run_record as records
 from mnist_speedup.spec import frameworks, run
 
@@ -138,6 +138,10 @@ def _read(bundle, tar: tarfile.TarFile, info: tarfile.TarInfo) -> bytes:
 def _members(bundle) -> dict[str, bytes]:
     """Every member's content, checked for shape and size as it is read."""
     out, total = {}, 0
+    try:  # every header from its raw bytes first: tarfile decodes a header's whole payload in memory
+        tarheaders.scan(bundle, MAX_MEMBER_BYTES, 2 * MAX_MEMBERS + 1)
+    except tarheaders.HeaderError as exc:
+        raise _refuse(bundle, str(exc)) from None
     try:
         with tarfile.open(bundle, "r:gz") as tar:
             for count, info in enumerate(tar, start=1):
