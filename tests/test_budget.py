@@ -10,8 +10,8 @@ import sys
 
 import pandas as pd
 import pytest
-from crafted import make_record, write_records
 
+from crafted import make_record, write_records
 from mnist_speedup.analysis import aggregate
 from mnist_speedup.config import parse as config_check
 from mnist_speedup.measure import budget, invocation

@@ -6,8 +6,8 @@ import json
 import tarfile
 
 import pytest
-from crafted import make_calibration, make_record, write_calibration, write_records
 
+from crafted import make_calibration, make_record, write_calibration, write_records
 from mnist_speedup.analysis import aggregate
 from mnist_speedup.records import bundle
 

@@ -5,8 +5,8 @@ message names the file, the field, both values and the fix."""
 import json
 
 import pytest
-from crafted import make_calibration, make_record, write_calibration, write_records
 
+from crafted import make_calibration, make_record, write_calibration, write_records
 from mnist_speedup.analysis import aggregate
 from mnist_speedup.records import calibration, run_record
 

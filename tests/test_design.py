@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from crafted import crafted_tables, make_record, report_tables, write_records
 from scipy import stats as sps
 
+from crafted import crafted_tables, make_record, report_tables, write_records
 from mnist_speedup.analysis import aggregate, checks, drift, stats
 
 

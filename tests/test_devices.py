@@ -146,9 +146,8 @@ def test_the_report_says_why_devices_auto_found_no_gpu(tmp_path, monkeypatch):
     """From nvidia-smi's answer at config time to the report's warning."""
     import copy
 
-    from crafted import crafted_tables, make_record
-
     from conftest import ROOT
+    from crafted import crafted_tables, make_record
     from mnist_speedup.analysis import checks
     from mnist_speedup.config import parse as config_check
 

@@ -6,8 +6,8 @@ import types
 from pathlib import Path
 
 import pytest
-from crafted import make_record
 
+from crafted import make_record
 from mnist_speedup.measure import energy
 from mnist_speedup.measure.frameworks.tensorflow.backend import GpuMemory
 from mnist_speedup.records import derived

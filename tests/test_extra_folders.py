@@ -7,9 +7,9 @@ import copy
 import json
 
 import pytest
-from crafted import make_record, write_records
 
 from conftest import ROOT
+from crafted import make_record, write_records
 from mnist_speedup.config import parse as config_check
 
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"

@@ -3,8 +3,8 @@
 
 import numpy as np
 import pytest
-from crafted import crafted_tables, make_record
 
+from crafted import crafted_tables, make_record
 from mnist_speedup.analysis import tta
 from mnist_speedup.report import figure
 from mnist_speedup.spec.devices import labels_of

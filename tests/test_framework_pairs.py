@@ -2,7 +2,6 @@
 with a paired interval and parity, in the report and in a figure."""
 
 from crafted import crafted_tables, make_record, report_tables
-
 from mnist_speedup.analysis import frameworks as pairs_of
 from mnist_speedup.analysis import placing
 from mnist_speedup.report import figure, framework_figure, markdown

@@ -5,8 +5,8 @@ import sys
 import time
 
 import pandas as pd
-from crafted import crafted_tables, make_record
 
+from crafted import crafted_tables, make_record
 from mnist_speedup.analysis import checks
 from mnist_speedup.measure import interference
 

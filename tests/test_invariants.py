@@ -5,8 +5,8 @@ Seen failing: with records/invariants.py's INVARIANTS emptied, every test below 
 import copy
 
 import pytest
-from crafted import make_record, record_refusal
 
+from crafted import make_record, record_refusal
 from mnist_speedup.records import invariants
 
 _refusal = record_refusal

@@ -7,9 +7,9 @@ import os
 import numpy as np
 import pandas as pd
 import pytest
-from crafted import crafted_tables, make_record
 
 from conftest import ROOT
+from crafted import crafted_tables, make_record
 from mnist_speedup.analysis import parity
 from mnist_speedup.config import parse as config_check
 from mnist_speedup.measure import frameworks

@@ -5,9 +5,9 @@ of the scaling figure drawn (31 (7))."""
 import numpy as np
 import pandas as pd
 import pytest
-from crafted import crafted_tables, make_record, report_tables
 
 from conftest import ROOT
+from crafted import crafted_tables, make_record, report_tables
 from mnist_speedup.report import drawings, markdown, outputs, scaling_figure
 from mnist_speedup.report.sections import figures as figures_section
 from mnist_speedup.spec import workloads

@@ -10,9 +10,9 @@ import sys
 import threading
 
 import pytest
-from crafted import make_calibration, make_record, write_calibration, write_records
 
 from conftest import ROOT
+from crafted import make_calibration, make_record, write_calibration, write_records
 from mnist_speedup import partial
 from mnist_speedup.records import attempts, bundle
 from mnist_speedup.spec import run

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from crafted import make_record, write_records
 from scipy import stats as sps
 
+from crafted import make_record, write_records
 from mnist_speedup.analysis import replication, scaling
 from mnist_speedup.records import run_record as records
 from mnist_speedup.spec import workloads

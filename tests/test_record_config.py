@@ -2,8 +2,8 @@
 (records edited and resealed, as another machine's genuine ones would be)."""
 
 import pytest
-from crafted import make_record, write_records
 
+from crafted import make_record, write_records
 from mnist_speedup.analysis import aggregate
 from mnist_speedup.records import run_record as records
 

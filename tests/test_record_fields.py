@@ -8,9 +8,9 @@ import math
 import tarfile
 
 import pytest
-from crafted import make_record, record_refusal, write_records
 
 from conftest import ROOT
+from crafted import make_record, record_refusal, write_records
 from mnist_speedup.analysis import aggregate
 from mnist_speedup.records import fields, run_record
 

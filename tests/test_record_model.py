@@ -7,8 +7,8 @@ import json
 import math
 
 import pytest
-from crafted import make_record, write_records
 
+from crafted import make_record, write_records
 from mnist_speedup.records import derived, seal
 from mnist_speedup.records import run_record as records
 from mnist_speedup.spec import run

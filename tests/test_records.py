@@ -6,9 +6,9 @@ import sys
 import time
 
 import pytest
-from crafted import make_record
 
 from conftest import ROOT, copy_workflow, snakemake, tiny_config, write_config
+from crafted import make_record
 from mnist_speedup.analysis import aggregate
 from mnist_speedup.measure import hostlock
 from mnist_speedup.records import run_record as records
@@ -145,7 +145,6 @@ def test_copies_and_genuine_duplicates_get_different_messages(tmp_path):
 def test_text_from_other_machines_is_escaped_in_the_report(tmp_path):
 
     from crafted import crafted_tables, report_tables
-
     from mnist_speedup.report import markdown
 
     evil = "<script>alert(1)</script>|x"

@@ -5,9 +5,9 @@ import json
 import re
 
 import pytest
-from crafted import make_record
 
 from conftest import ROOT, copy_workflow, snakemake, tiny_config, write_config
+from crafted import make_record
 from mnist_speedup.config import parse as config_check
 from mnist_speedup.records import run_record as records
 from mnist_speedup.records import seal
@@ -247,7 +247,6 @@ def test_every_form_of_a_password_is_masked_in_logged_text(password):
 def test_a_single_device_report_says_what_it_can_and_cannot_tell(tmp_path):
 
     from crafted import crafted_tables, report_tables
-
     from mnist_speedup.report import markdown
 
     summary, speedup, table, _ = crafted_tables(tmp_path, [make_record("cpu", 100, s) for s in (1, 2, 3)])

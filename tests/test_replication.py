@@ -4,9 +4,9 @@ import copy
 
 import numpy as np
 import pytest
-from crafted import crafted_tables, make_record
 
 from conftest import ROOT
+from crafted import crafted_tables, make_record
 from mnist_speedup.analysis import replication, stats
 from mnist_speedup.config import parse as config_check
 

@@ -3,7 +3,6 @@ and the article's batch size, counts in words with their plural, empty columns l
 and the loops timed said once each."""
 
 from crafted import crafted_tables, make_record, report_tables
-
 from mnist_speedup.report import markdown
 from mnist_speedup.report.sections import header, headline
 

@@ -6,8 +6,8 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from crafted import crafted_tables, make_record
 
+from crafted import crafted_tables, make_record
 from mnist_speedup.analysis import compare, stats
 from mnist_speedup.config import design
 

@@ -4,8 +4,8 @@ best against best, and cost."""
 import math
 
 import pytest
-from crafted import crafted_tables, make_record
 
+from crafted import crafted_tables, make_record
 from mnist_speedup.analysis import tta
 
 EPOCHS = [3.0, 2.0, 2.0, 2.0]

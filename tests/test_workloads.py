@@ -5,9 +5,9 @@ import copy
 import numpy as np
 import pandas as pd
 import pytest
-from crafted import crafted_tables, make_record
 
 from conftest import ROOT
+from crafted import crafted_tables, make_record
 from mnist_speedup.analysis import aggregate, scaling
 from mnist_speedup.config import parse as config_check
 from mnist_speedup.records import run_record as records

@@ -1,5 +1,6 @@
 """Write results/<experiment>/report.md, and its findings for the HTML report."""
 
+import json
 import os
 import sys
 from pathlib import Path
