@@ -23,6 +23,7 @@ from conftest import (
     write_config,
 )
 from mnist_speedup.records import bundle, fields, seal
+from mnist_speedup.records import run_record as records
 
 pytestmark = pytest.mark.slow
 
@@ -118,7 +119,7 @@ def test_every_output_exists_and_agrees(finished):
     report = (workdir / "results" / "default" / "report.md").read_text()
     assert len(summary) == len(runs)
     for path in runs:
-        record = json.loads(path.read_text())
+        record = records.load(path)  # through the reader: its derived values computed (records/derived.py)
         row = summary[(summary.device == record["device"]) & (summary.seed == record["seed"])].iloc[0]
         assert row.steady_epoch_mean_s == pytest.approx(record["timing"]["steady_epoch_mean_s"])
         assert row.test_accuracy == pytest.approx(record["quality"]["test_accuracy"])

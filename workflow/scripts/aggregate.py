@@ -24,7 +24,7 @@ with logged(snakemake) as log:
     runs, cut = attempts.split(snakemake.input.attempts)  # the finished runs' records, the cut runs' attempts
     made = tables.make(runs, settings, params.extra_runs, snakemake.input.calibration, cut)
     for entry in outputs.TABLES:  # the registry's tables, each written once
-        atomic.write_text(getattr(out, entry.name), made[entry.name].to_csv(index=False))
+        atomic.write_text(getattr(out, entry.name), tables.csv_text(made[entry.name]))
     columns = ["workload", "batch_size", "device", "n", "speedup", "speedup_ci_low", "speedup_ci_high", "ci_method"]
     log(made["speedup"][columns].to_string())
     columns = ["workload", "batch_size", "device", "runs_reached", "tta_speedup", "parity", "tta_note"]

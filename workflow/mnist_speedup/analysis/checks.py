@@ -48,7 +48,7 @@ def no_accelerator(summary: pd.DataFrame, config: dict) -> list[str]:
         return []
     why = config.get("no_gpu_reason") or "nvidia-smi lists none"
     return [
-        f"**No GPU was found** on this machine (`devices: auto`: {why}), so this report compares CPU thread "
+        f"No GPU was found on this machine (devices: auto: {why}), so this report compares CPU thread "
         "counts only; the speedups below are not GPU speedups."
     ]
 
@@ -67,7 +67,7 @@ def host_dispatch(speedup: pd.DataFrame) -> list[str]:
     rows = speedup[speedup.host_share_of_timed_epoch > HOST_OVERHEAD_WARN]
     return [
         f"On {r.device} {at(r, speedup)}, {r.host_share_of_timed_epoch:.0%} of each epoch is host "
-        "dispatch: this figure measures the Python loop more than the device; use `steps_per_call: epoch` or a "
+        "dispatch: this figure measures the Python loop more than the device; use steps_per_call: epoch or a "
         "larger batch size."
         for _, r in rows.iterrows()
     ]

@@ -3,6 +3,7 @@ report's while a call still runs (mnist_speedup/partial.py), through the same co
 
 from __future__ import annotations
 
+import csv
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 
@@ -25,6 +26,12 @@ class Settings:
     #: whether the devices were found by `devices: auto`, and why no GPU was (config/sources.py's `shown`)
     devices_auto: bool = False
     no_gpu_reason: str | None = None
+
+
+def csv_text(table: pd.DataFrame) -> str:
+    """A table as CSV that reads back exactly: every text quoted, so that no character in it (a carriage
+    return from a record's text, say) can split its row."""
+    return table.to_csv(index=False, quoting=csv.QUOTE_NONNUMERIC)
 
 
 def make(runs, settings: Settings, extra_runs=(), calibration_files=(), cut=()) -> dict:

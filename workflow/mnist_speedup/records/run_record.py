@@ -189,6 +189,7 @@ def check(record, source: str = "record") -> Record:
         raise _sense(source, bad[0], f"is {bad[1]!r}, not a number a measurement can have")
     check_digest(record, source)  # the seal over the content as written, before anything is derived
     migrated = record["schema_version"] in MIGRATED
+    _check_workload(record, source)  # from raw fields: what every derived FLOP count needs
     view = record if migrated else _derived_view(record, source)
     for dotted, problem in fields.problems(view, ranges=False):  # types first: the checks below read them
         if problem.startswith("is missing"):
@@ -198,7 +199,6 @@ def check(record, source: str = "record") -> Record:
         raise _sense(source, dotted, problem)
     check_names(view, source)
     check_names(view, source, "workload")
-    _check_workload(view, source)
     _check_timing(view, source)
     _check_quality(view, source)
     _check_physics(view, source)
@@ -220,7 +220,8 @@ def _check_workload(record: dict, source: str) -> None:
         flops = workload.training_step_flops(record["batch_size"])
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         raise _sense(source, "workload_spec", f"is {record['workload_spec']!r}, not a workload ({exc})") from None
-    if record["flops"].get("per_step") != flops:
+    stored = (record.get("flops") or {}).get("per_step", flops)  # version 3 stored it; version 4 derives it
+    if stored != flops:
         raise _sense(
             source,
             "flops.per_step",

@@ -9,15 +9,42 @@ from __future__ import annotations
 
 import html
 import math
+import re
 
 import pandas as pd
 
 from mnist_speedup import words
 
+#: characters no reader should meet unseen: C0 and C1 controls, line and paragraph separators, and the
+#: bidirectional formatting characters that reorder what is shown (a right-to-left override spoofs a name)
+INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
+#: what makes Markdown act: escapes, code, emphasis, links and images, strikethrough, table pipes
+_ACTIVE = re.compile(r"([\\`*\[\]~|])")
+#: `_` opens or closes emphasis at a word's edge only (inside a word, as in mixed_bfloat16, it is text)
+_EDGE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+#: what GitHub's Markdown turns into a link by itself: a scheme's `://`, a `www.`
+_BARE_LINK = re.compile(r"(?i)(?<=[a-z])(:)(?=//)|(?<![a-z0-9])(www)(\.)")
+#: what starts a block at the start of a text: a heading, a quote, a list item, a setext line
+_LEADING_MARK = re.compile(r"^(\s*)([#>+=-])")
+_LEADING_NUMBER = re.compile(r"^(\s*\d+)([.)])")
 
-def esc(value) -> str:
-    """Text safe in a Markdown table cell and in HTML."""
-    return html.escape(str(value), quote=False).replace("|", "\\|").replace("\n", " ")
+
+def _visible(match: re.Match) -> str:
+    char = match.group()
+    return " " if char in "\n\t" else f"<U+{ord(char):04X}>"
+
+
+def esc(value, line_start: bool = False) -> str:
+    """Text from a record or a config, inert in Markdown (GitHub's flavour) and in HTML: no link, autolink,
+    image, emphasis, code, raw HTML or table pipe can come out of it, and an invisible or reordering
+    character is shown as ``<U+202E>``; with ``line_start`` (a list item's text, say) no heading, quote or
+    list either. tests/test_escaping.py renders it with GitHub's own renderer."""
+    text = html.escape(INVISIBLE.sub(_visible, str(value)), quote=False)
+    text = _EDGE_UNDERSCORE.sub(r"\\_", _ACTIVE.sub(r"\\\1", text))
+    text = _BARE_LINK.sub(lambda m: "\\:" if m.group(1) else f"{m.group(2)}\\.", text)
+    if line_start:
+        text = _LEADING_NUMBER.sub(r"\1\\\2", _LEADING_MARK.sub(r"\1\\\2", text))
+    return text
 
 
 def code_block(text: str) -> str:

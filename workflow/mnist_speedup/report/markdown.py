@@ -120,7 +120,7 @@ class Report:
         self.workloads = dict(zip(self.tables.summary.workload, self.tables.summary.workload_words))
         if self.main_workload not in self.workloads:
             self.main_workload = min(self.workloads)
-        self.warnings = [esc(w) for w in self.tables.warnings.get("warning", pd.Series(dtype=object))]
+        self.warnings = [esc(w, line_start=True) for w in self.tables.warnings.get("warning", pd.Series(dtype=object))]
 
     @property
     def target(self) -> float:
@@ -135,11 +135,11 @@ def render(report: Report) -> str:
 
 
 def _inline_html(text: str) -> str:
-    """Report text (already escaped by :func:`esc`) with its bits of
-    Markdown (bold, code, escaped pipes) as HTML."""
-    text = text.replace("\\|", "|")
-    text = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+    """Report text (already escaped by :func:`esc`: HTML-escaped, Markdown's characters backslash-escaped)
+    with the report's own bits of Markdown (bold, code) as HTML, and the escapes' backslashes gone."""
+    text = re.sub(r"(?<!\\)\*\*(.+?)(?<!\\)\*\*", r"<strong>\1</strong>", text)
+    text = re.sub(r"(?<!\\)`([^`]+?)(?<!\\)`", r"<code>\1</code>", text)
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text)
 
 
 def findings_html(report: Report) -> str:
