@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, copy_workflow, synthetic_mnist, write_mirror
-from mnist_speedup.records import bundle
+from mnist_speedup.records import attempts, bundle
 from mnist_speedup.spec import run
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial]  # deadlines
@@ -160,12 +160,15 @@ def test_the_first_block_ran_each_cut_was_due_and_the_report_names_them(calls):
     results = calls["workdir"] / "results" / "gpu"
     first_block = [run.run_path(results, "mlp", d, 500, 1) for d in config["devices"]]
     assert all("finished_at" in json.loads(p.read_text()) for p in first_block)
-    written = [json.loads(p.read_text()) for p in run.run_files(results)]
-    notes = [w["cut_by_time_budget"] for w in written if "cut_by_time_budget" in w]
+    tried = [attempts.read(p) for p in sorted((results / "attempts").rglob("seed*.json"))]
+    notes = [a["cut"] for a in tried if a["outcome"] == attempts.CUT]
     assert all(n["left_s"] <= 0 or n["estimate_s"] is None or n["estimate_s"] > n["left_s"] for n in notes)
+    cut_places = [attempts.record_path_of(p) for p in sorted((results / "attempts").rglob("seed*.json"))
+                  if attempts.read(p)["outcome"] == attempts.CUT]  # fmt: skip
+    assert not [p for p in cut_places if p.exists()]  # a cut run leaves nothing under runs/
     report = (calls["out2"] / "report.md").read_text()
     assert "## Speedup within each framework" in report and "| PyTorch |" in report
     if "## Cut by the time budget" not in report:
         pytest.fail("nothing was cut: the rehearsal's budget no longer tests the cut (shorten DEADLINE_S)")
     n_cut = int(report.split("s cut ", 1)[1].split(" run", 1)[0])
-    assert n_cut == sum(1 for p in run.run_files(results) if "cut_by_time_budget" in json.loads(p.read_text()))
+    assert n_cut == len(notes)
