@@ -296,8 +296,13 @@ def test_a_header_bomb_is_refused_from_its_header_in_little_memory(tmp_path, kin
         "except bundle.BundleError as exc:\n    print(exc)\n"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=120,
-                          env={"PYTHONPATH": str(ROOT / "workflow"), "PATH": "/usr/bin:/bin"})  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(ROOT / "workflow"), "PATH": "/usr/bin:/bin"},
+    )
     said, grown_kib = done.stdout.strip().rsplit("\n", 1)
     assert "declares 419,430,400 bytes, over the 65,536 a header may have" in said, done.stderr
     assert int(grown_kib) < 32 * 1024

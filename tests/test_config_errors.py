@@ -338,3 +338,29 @@ def test_nan_and_infinities_on_the_command_line_are_refused_naming_the_key(argum
     command_line = parse_config([argument])
     with pytest.raises(config_check.ConfigError, match=rf"config key `{re.escape(key)}`: .* is not a finite number"):
         config_check.parse(with_(**command_line), command_line, SCHEMA, gpus=[])
+
+
+def test_trusted_keys_must_name_a_file_and_then_folders_are_refused_unless_allowed(tmp_path):
+    """Reliability round 6 (1): a trusted_keys path that does not exist passed the config check and failed
+    later with a fix that made no sense; with trusted_keys set, an unsigned folder in extra_runs was merged
+    silently. Planted once: the folder check left out failed here."""
+    from crafted import make_record, write_records
+
+    with pytest.raises(config_check.ConfigError, match=r"config key `trusted_keys`: .*not a readable file"):
+        parsed(with_(trusted_keys=str(tmp_path / "missing")))
+    allowed = tmp_path / "allowed_signers"
+    allowed.write_text("lab@example.org ssh-ed25519 AAAA\n")
+    folder = tmp_path / "other"
+    write_records(folder, [make_record()])
+    with pytest.raises(
+        config_check.ConfigError,
+        match=r"config key `extra_runs`: .* is a folder, and with "
+        r"trusted_keys only signed bundles are merged. Fix: bundle it on its machine",
+    ):
+        parsed(with_(trusted_keys=str(allowed), extra_runs=[str(folder)]))
+    opted = parsed(with_(trusted_keys=str(allowed), extra_runs=[str(folder)], allow_unsigned_folders=True))
+    assert opted["allow_unsigned_folders"] is True
+    from mnist_speedup.analysis import checks
+
+    assert "Merged unsigned although trusted_keys is set" in checks.unsigned([str(folder)])[0]
+    assert checks.unsigned([]) == []

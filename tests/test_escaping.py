@@ -17,11 +17,26 @@ from mnist_speedup.report import markdown
 from mnist_speedup.report.format import INVISIBLE, esc, table
 
 HOSTILE = [
-    "![x](https://evil.example/x.png)", "[docs](https://evil.example)", "<https://evil.example>",
-    "https://evil.example/a.png", "www.evil.example", "<img src=x onerror=alert(1)>", "<script>alert(1)</script>",
-    "**bold** _em_ *em* `code` ~~gone~~", "# heading", "> quote", "- item", "1. item", "a | b", "back\\slash",
-    "H100 \u202eevil", "a\rb", "line\u2028break", "&amp; &lt;", "[x]: https://evil.example",
-]  # fmt: skip
+    "![x](https://evil.example/x.png)",
+    "[docs](https://evil.example)",
+    "<https://evil.example>",
+    "https://evil.example/a.png",
+    "www.evil.example",
+    "<img src=x onerror=alert(1)>",
+    "<script>alert(1)</script>",
+    "**bold** _em_ *em* `code` ~~gone~~",
+    "# heading",
+    "> quote",
+    "- item",
+    "1. item",
+    "a | b",
+    "back\\slash",
+    "H100 \u202eevil",
+    "a\rb",
+    "line\u2028break",
+    "&amp; &lt;",
+    "[x]: https://evil.example",
+]
 #: what the rendered HTML may hold: paragraphs and tables only
 ALLOWED = {"p", "table", "thead", "tbody", "tr", "th", "td"}
 
@@ -60,8 +75,9 @@ def test_a_record_s_text_reaches_report_and_findings_inert(tmp_path):
     recs = [make_record("cpu", 100, s) for s in (1, 2, 3)]
     recs += [make_record("cpu1", 100, s, threads=1, environment={"cpu_model": evil}) for s in (1, 2, 3)]
     summary, speedup, tta_table, _ = crafted_tables(tmp_path, recs)
-    report = markdown.Report(report_tables(summary, speedup, tta_table), "cpu", {}, {"speedup": []},
-                             {"cpu1": {"cpu_model": evil}})  # fmt: skip
+    report = markdown.Report(
+        report_tables(summary, speedup, tta_table), "cpu", {}, {"speedup": []}, {"cpu1": {"cpu_model": evil}}
+    )
     page = rendered(markdown.render(report))
     assert not tags(page) & {"img", "a", "script"} and "evil.example" in page and "\u202e" not in page
     findings = markdown.findings_html(report)

@@ -163,8 +163,11 @@ def test_the_first_block_ran_each_cut_was_due_and_the_report_names_them(calls):
     tried = [attempts.read(p) for p in sorted((results / "attempts").rglob("seed*.json"))]
     notes = [a["cut"] for a in tried if a["outcome"] == attempts.CUT]
     assert all(n["left_s"] <= 0 or n["estimate_s"] is None or n["estimate_s"] > n["left_s"] for n in notes)
-    cut_places = [attempts.record_path_of(p) for p in sorted((results / "attempts").rglob("seed*.json"))
-                  if attempts.read(p)["outcome"] == attempts.CUT]  # fmt: skip
+    cut_places = [
+        attempts.record_path_of(p)
+        for p in sorted((results / "attempts").rglob("seed*.json"))
+        if attempts.read(p)["outcome"] == attempts.CUT
+    ]
     assert not [p for p in cut_places if p.exists()]  # a cut run leaves nothing under runs/
     report = (calls["out2"] / "report.md").read_text()
     assert "## Speedup within each framework" in report and "| PyTorch |" in report

@@ -176,8 +176,10 @@ def test_every_enum_of_the_schema_is_its_registry_s_list():
 
 
 #: files over the limit, each with why it stays whole
-LONG_FILES = {"tests/test_workflow.py": "its tests share one module-scoped end-to-end run; split, xdist would run it "
-              "once per worker (about 90 s more in CI)"}  # fmt: skip
+LONG_FILES = {
+    "tests/test_workflow.py": "its tests share one module-scoped end-to-end run; split, xdist would run it "
+    "once per worker (about 90 s more in CI)"
+}
 
 
 def test_the_formatter_formats_and_functions_and_files_stay_small():
@@ -196,8 +198,9 @@ def test_the_formatter_formats_and_functions_and_files_stay_small():
     assert set(long_files) <= set(LONG_FILES), f"files of 400 lines or more: {long_files}"
     long_functions = [
         f"{name}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
-        for name, text in texts.items() if name.startswith("workflow/") and name.endswith(".py")
+        for name, text in texts.items()
+        if name.startswith("workflow/") and name.endswith(".py")
         for node in ast.walk(ast.parse(text))
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > 60
-    ]  # fmt: skip
+    ]
     assert long_functions == []

@@ -17,9 +17,18 @@ from mnist_speedup import partial
 from mnist_speedup.records import attempts, bundle
 from mnist_speedup.spec import run
 
-SETTINGS = {"experiment": "gpu", "baseline": "cpu", "target_accuracy": 0.5, "devices": {
-    "cpu": {"type": "cpu", "threads": 2}, "cpu1": {"type": "cpu", "threads": 1}}, "mirrors": ["/secret/mirror"],
-    "seeds": [1, 2, 3], "batch_sizes": [100, 500], "epochs": 3, "warmup_epochs": 1, "step_samples": 5}  # fmt: skip
+SETTINGS = {
+    "experiment": "gpu",
+    "baseline": "cpu",
+    "target_accuracy": 0.5,
+    "devices": {"cpu": {"type": "cpu", "threads": 2}, "cpu1": {"type": "cpu", "threads": 1}},
+    "mirrors": ["/secret/mirror"],
+    "seeds": [1, 2, 3],
+    "batch_sizes": [100, 500],
+    "epochs": 3,
+    "warmup_epochs": 1,
+    "step_samples": 5,
+}
 
 
 @pytest.fixture
@@ -31,8 +40,9 @@ def config(tmp_path):
 
 def landed(results, config, device, seed, batch_size=100, **changes):
     """A run of ``config`` as its training job leaves it: the record (its spec the config's), then its attempt."""
-    spec = run.RunSpec.from_config(config, "mlp", device, run.training_device_spec(config["devices"][device]),
-                                   batch_size, seed)  # fmt: skip
+    spec = run.RunSpec.from_config(
+        config, "mlp", device, run.training_device_spec(config["devices"][device]), batch_size, seed
+    )
     fields = {k: v for k, v in spec.params().items() if k not in ("workload", "device", "batch_size", "seed")}
     t = 2.0 + (1.0 if device == "cpu1" else 0.0) + 0.1 * seed
     epoch_s = changes.pop("epoch_s", [t, t, t * 1.01])
@@ -140,8 +150,19 @@ def test_it_watches_while_a_process_runs_and_stops_after_it(tmp_path, config):
     block(results, config, 1)
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3)"])
     env = {**os.environ, "PYTHONPATH": str(ROOT / "workflow")}
-    command = [sys.executable, "-m", "mnist_speedup.partial", str(results), str(out), "--config",
-               str(tmp_path / "gpu.yaml"), "--every", "0.2", "--while-pid", str(sleeper.pid)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "mnist_speedup.partial",
+        str(results),
+        str(out),
+        "--config",
+        str(tmp_path / "gpu.yaml"),
+        "--every",
+        "0.2",
+        "--while-pid",
+        str(sleeper.pid),
+    ]
     watcher = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     block(results, config, 2)
     sleeper.wait()

@@ -36,12 +36,28 @@ def _same(a, b) -> bool:
 def test_the_current_version_stores_raw_values_only():
     assert run.SCHEMA_VERSION == 4
     assert derived.stored(as_version_4(make_record())) == []
-    assert set(derived.stored(make_record())) >= {"timing.steady_epoch_mean_s", "flops.achieved_per_s",
-                                                  "quality.val_accuracy"}  # fmt: skip
+    assert set(derived.stored(make_record())) >= {
+        "timing.steady_epoch_mean_s",
+        "flops.achieved_per_s",
+        "quality.val_accuracy",
+    }
 
 
-@pytest.mark.parametrize("changes", [{}, {"energy": {"source": "rapl", "reason": None, "epoch_joules": [30.0, 36.0],
-                                                     "joules_per_epoch": 33.0, "mean_watts": 66.0 / 2.2}}])  # fmt: skip
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {
+            "energy": {
+                "source": "rapl",
+                "reason": None,
+                "epoch_joules": [30.0, 36.0],
+                "joules_per_epoch": 33.0,
+                "mean_watts": 66.0 / 2.2,
+            }
+        },
+    ],
+)
 def test_a_version_3_record_and_its_version_4_twin_read_the_same(tmp_path, changes):
     """Every field, derived ones included, the same (the version and the seal aside). Planted once: the steady
     mean taken over every epoch (the warm-up too) in derived.py failed here and in test_records."""

@@ -48,3 +48,23 @@ def test_an_edited_bundle_a_stranger_or_no_signature_is_refused_with_the_fix(sig
     signing.signature_path(bundle).unlink()
     with pytest.raises(signing.SignatureError, match="has no signature.*Fix"):
         signing.verify(bundle, allowed)
+
+
+def test_random_bytes_as_a_signature_are_refused_for_what_they_are(signed):
+    """Reliability round 6 (1): random bytes as a .sig were refused as "signed by a key that ... does not list"
+    (the wrong reason, and a wrong fix)."""
+    bundle, allowed, _ = signed
+    signing.signature_path(bundle).write_bytes(bytes(range(256)))
+    with pytest.raises(signing.SignatureError, match="is not an SSH signature.*Fix"):
+        signing.verify(bundle, allowed)
+
+
+def test_what_is_verified_is_a_copy_whatever_happens_to_the_given_file_later(signed):
+    """The signature is checked over the copy that is then unpacked (scripts/verify_bundle.py keeps it); the
+    signature may stay beside the given file."""
+    bundle, allowed, folder = signed
+    copy = folder / "copy.tar.gz"
+    copy.write_bytes(bundle.read_bytes())
+    assert signing.verify(copy, allowed, signing.signature_path(bundle)) == "lab@example.org"
+    bundle.write_bytes(b"swapped after verification")  # the given file changes: the copy does not
+    assert copy.read_bytes() == b"a bundle's bytes"

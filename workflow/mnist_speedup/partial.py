@@ -88,10 +88,15 @@ def write_bundle(results_dir: Path, out_dir: Path, config: dict, runs: list[Path
 def planned(config: dict, results_dir: Path) -> list[tuple[run.RunSpec, Path]]:
     """Each run the config plans, with its attempt's path: the call's own runs, and no other config's."""
     return [
-        (run.RunSpec.from_config(config, w, d, run.training_device_spec(config["devices"][d]), b, s),
-         attempts.attempt_path(results_dir, w, d, b, s))
-        for w in config["workloads"] for d in config["devices"] for b in config["batch_sizes"] for s in config["seeds"]
-    ]  # fmt: skip
+        (
+            run.RunSpec.from_config(config, w, d, run.training_device_spec(config["devices"][d]), b, s),
+            attempts.attempt_path(results_dir, w, d, b, s),
+        )
+        for w in config["workloads"]
+        for d in config["devices"]
+        for b in config["batch_sizes"]
+        for s in config["seeds"]
+    ]
 
 
 @dataclass
@@ -174,8 +179,11 @@ def snapshot(results_dir, out_dir, config: dict) -> str:
 
 def calibrations(config: dict, results_dir: Path) -> list[Path]:
     """The calibrations of the config's own workloads and devices that exist."""
-    paths = [Path(results_dir, calibration.PATH.format(workload=w, device=d))
-             for w in config["workloads"] for d in config["devices"]]  # fmt: skip
+    paths = [
+        Path(results_dir, calibration.PATH.format(workload=w, device=d))
+        for w in config["workloads"]
+        for d in config["devices"]
+    ]
     return [p for p in paths if p.is_file()]
 
 

@@ -36,7 +36,9 @@ rule verify_bundle:
     input:
         bundle_path,
     output:
-        f"{LOGS}/imported/{{name}}.verified.json",
+        verified=f"{LOGS}/imported/{{name}}.verified.json",
+        # the bytes verified, which the unpacking reads (never the given file again)
+        copy=f"{LOGS}/imported/{{name}}.verified.tar.gz",
     log:
         f"{LOGS}/imported/{{name}}.verify.log",
     wildcard_constraints:
@@ -48,14 +50,16 @@ rule verify_bundle:
         timing_slot=1,  # nothing runs beside a timing job
     params:
         trusted_keys=config["trusted_keys"],
+        # its content decides what is trusted on every call: a key removed verifies again
+        trusted_keys_sha256=file_sha256(config["trusted_keys"]),
     script:
         "../scripts/verify_bundle.py"
 
 
 rule unpack_bundle:
     input:
-        bundle=bundle_path,
         verified=f"{LOGS}/imported/{{name}}.verified.json",
+        copy=f"{LOGS}/imported/{{name}}.verified.tar.gz",
     output:
         directory(f"{RESULTS}/imported/{{name}}"),
     log:

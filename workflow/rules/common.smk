@@ -370,6 +370,11 @@ def extra_result_files():
     return [str(f) for f in files] + UNPACKED_BUNDLES
 
 
+def file_sha256(path):
+    """The SHA-256 of a file's content (None: no file named): read only."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest() if path else None
+
+
 def bundle_path(wildcards):
     return IMPORTED[wildcards.name]
 

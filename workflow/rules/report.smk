@@ -56,6 +56,7 @@ rule aggregate:
         replication=bool(REPLICATION),
         prices=device_prices(),
         devices_auto=bool(config.get("_auto_devices")),
+        unsigned_folders=COPIED_RUNS if config["trusted_keys"] else [],
         no_gpu_reason=config.get("_no_gpu_reason"),
         code=AGGREGATE_CODE_DIGEST,
     script:

@@ -20,6 +20,7 @@ with logged(snakemake) as log:
         params.prices,
         params.devices_auto,
         params.no_gpu_reason,
+        tuple(params.unsigned_folders),
     )
     runs, cut = attempts.split(snakemake.input.attempts)  # the finished runs' records, the cut runs' attempts
     made = tables.make(runs, settings, params.extra_runs, snakemake.input.calibration, cut)

@@ -1,5 +1,7 @@
 """Verify another machine's results bundle and unpack it for aggregation."""
 
+import hashlib
+import json
 import sys
 from pathlib import Path
 
@@ -8,5 +10,9 @@ from mnist_speedup.records import bundle
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
-    meta = bundle.unpack(snakemake.input.bundle, snakemake.output[0])
-    log(f"{snakemake.input.bundle}: {len(meta['files'])} files from {meta['host']} verified and unpacked")
+    copy = Path(snakemake.input.copy)  # the bytes verify_bundle verified, no file read again
+    want = json.loads(Path(snakemake.input.verified).read_text(encoding="utf-8"))["sha256"]
+    if hashlib.sha256(copy.read_bytes()).hexdigest() != want:
+        raise bundle.BundleError(f"{copy} changed after it was verified. Fix: delete it and run snakemake again.")
+    meta = bundle.unpack(copy, snakemake.output[0])
+    log(f"{copy}: {len(meta['files'])} files from {meta['host']} verified and unpacked")

@@ -1,6 +1,8 @@
 """Verify another machine's results bundle before anything of it is unpacked."""
 
+import hashlib
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -10,8 +12,14 @@ from mnist_speedup.records import bundle, signing
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
-    if snakemake.params.trusted_keys:  # who made it, before anything of it is read
-        log(f"{snakemake.input[0]}: signed by {signing.verify(snakemake.input[0], snakemake.params.trusted_keys)}")
-    meta = bundle.check(snakemake.input[0])
-    atomic.write_text(snakemake.output[0], json.dumps({"host": meta["host"], "files": meta["files"]}, indent=1) + "\n")
-    log(f"{snakemake.input[0]}: {len(meta['files'])} files from {meta['host']} verified")
+    given, copy = Path(snakemake.input[0]), Path(snakemake.output.copy)
+    # what is verified is exactly what is unpacked: a private copy, never the given file read again
+    with atomic.replacing(copy) as staged:
+        shutil.copyfile(given, staged)
+        if snakemake.params.trusted_keys:  # who made it, before anything of it is read
+            signer = signing.verify(staged, snakemake.params.trusted_keys, signing.signature_path(given))
+            log(f"{given}: signed by {signer}")
+        meta = bundle.check(staged)
+    record = {"host": meta["host"], "files": meta["files"], "sha256": hashlib.sha256(copy.read_bytes()).hexdigest()}
+    atomic.write_text(snakemake.output.verified, json.dumps(record, indent=1) + "\n")
+    log(f"{given}: {len(meta['files'])} files from {meta['host']} verified (a copy: {copy})")

@@ -214,6 +214,16 @@ def single_runs(summary: pd.DataFrame) -> list[str]:
     return ["Some device, workload and batch size have a single run: no confidence interval is possible. Add seeds."]
 
 
+def unsigned(folders) -> list[str]:
+    """Folders merged although trusted_keys asks for signatures (the config's allow_unsigned_folders)."""
+    if not folders:
+        return []
+    return [
+        f"Merged unsigned although trusted_keys is set (allow_unsigned_folders): {', '.join(folders)}. "
+        "Nothing shows who made these runs; bundle and sign them on their machines to know."
+    ]
+
+
 def warnings(tables, baseline: str, config: dict) -> list[str]:
     """Every warning, as plain sentences, in the report's order."""
     s, sp = tables.summary, tables.speedup

@@ -26,6 +26,8 @@ class Settings:
     #: whether the devices were found by `devices: auto`, and why no GPU was (config/sources.py's `shown`)
     devices_auto: bool = False
     no_gpu_reason: str | None = None
+    #: the folders of extra_runs merged unsigned although trusted_keys is set (allow_unsigned_folders)
+    unsigned_folders: tuple = ()
 
 
 def csv_text(table: pd.DataFrame) -> str:
@@ -66,7 +68,7 @@ def derived(made: dict, baseline: str, settings: Settings, level: float) -> dict
     across workloads, the warnings, the seeds' mean learning curves, and which device is the baseline."""
     summary, margin = made["summary"], settings.parity_margin
     shown = {"devices_auto": settings.devices_auto, "no_gpu_reason": settings.no_gpu_reason}
-    found = checks.warnings(SimpleNamespace(**made), baseline, shown)
+    found = checks.warnings(SimpleNamespace(**made), baseline, shown) + checks.unsigned(settings.unsigned_folders)
     return {
         "framework_pairs": pairs_of.pairs(summary, settings.target_accuracy, margin),
         "within_framework": pairs_of.within(summary, baseline, settings.target_accuracy, margin),

@@ -313,7 +313,29 @@ def _resolve_workloads(config: dict) -> None:
     config["workloads"] = resolved
 
 
+def _check_trusted_keys(config: dict) -> None:
+    """With trusted_keys, its file must exist, and nothing unsigned is merged unless the config says so."""
+    keys = config.get("trusted_keys")
+    if not keys:
+        return
+    if not Path(keys).is_file() or not os.access(keys, os.R_OK):
+        _fail(
+            "trusted_keys",
+            f"{keys!r} is not a readable file",
+            "point it at an OpenSSH allowed-signers file (`principal key-type key` per line), or leave it out",
+        )
+    unsigned = [f for f in config.get("extra_runs") or [] if not is_bundle(f)]
+    if unsigned and not config.get("allow_unsigned_folders"):
+        _fail(
+            "extra_runs",
+            f"{unsigned[0]!r} is a folder, and with trusted_keys only signed bundles are merged",
+            "bundle it on its machine (`snakemake --cores 1 bundle` with bundle_signing_key set) and list the "
+            ".tar.gz, or set allow_unsigned_folders: true to merge it unsigned",
+        )
+
+
 def _check_extra_runs(config: dict) -> None:
+    _check_trusted_keys(config)
     for folder in config.get("extra_runs") or []:
         path = Path(folder)
         if is_bundle(folder):

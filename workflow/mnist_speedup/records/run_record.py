@@ -165,8 +165,11 @@ def _check_version(record, source: str) -> None:
 def _derived_view(record: dict, source: str) -> dict:
     """A version-4 record with its derived values computed (records/derived.py); it must store none."""
     if kept := derived.stored(record):
-        raise _sense(source, kept[0], "is stored, but a version-4 record stores no derived value (each is computed "
-                     "when the record is read)")  # fmt: skip
+        raise _sense(
+            source,
+            kept[0],
+            "is stored, but a version-4 record stores no derived value (each is computed when the record is read)",
+        )
     try:
         return derived.derive(record)
     except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError, AttributeError) as exc:

@@ -59,14 +59,24 @@ def sign(bundle, key) -> Path:
     return out
 
 
-def verify(bundle, allowed_signers) -> str:
-    """The principal whose trusted key signed ``bundle``; a SignatureError with the fix otherwise."""
-    sig = signature_path(bundle)
+#: how every OpenSSH signature file begins
+ARMOUR = b"-----BEGIN SSH SIGNATURE-----"
+
+
+def verify(bundle, allowed_signers, sig=None) -> str:
+    """The principal whose trusted key signed ``bundle`` (its signature ``sig``, by default beside it); a
+    SignatureError with the true reason and the fix otherwise."""
+    sig = Path(sig) if sig is not None else signature_path(bundle)
     if not sig.is_file():
         raise SignatureError(
             f"{bundle} has no signature ({sig.name} beside it), and trusted_keys asks for one. "
             "Fix: ask its maker to set bundle_signing_key and make the bundle again, or remove "
             "trusted_keys to accept unsigned bundles."
+        )
+    if not sig.read_bytes()[: len(ARMOUR)] == ARMOUR:
+        raise SignatureError(
+            f"{sig} is not an SSH signature (it does not begin {ARMOUR.decode()}): a damaged or foreign "
+            "file. Fix: ask the bundle's maker for the .sig that `snakemake --cores 1 bundle` wrote beside it."
         )
     found = _run(["-Y", "find-principals", "-s", str(sig), "-f", str(allowed_signers)])
     principal = found.stdout.decode(errors="replace").split("\n")[0].strip()

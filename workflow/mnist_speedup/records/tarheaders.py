@@ -64,8 +64,9 @@ def scan(path, max_member_bytes: int, max_headers: int) -> int:
                     raise HeaderError(f"it has more than {max_headers} tar headers")
                 kind, size = header[156:157], _size(header)
                 if kind in HEADERS and size > MAX_HEADER_BYTES:
-                    raise HeaderError(f"a {HEADERS[kind]} declares {size:,} bytes, over the {MAX_HEADER_BYTES:,} a "
-                                      "header may have")  # fmt: skip
+                    raise HeaderError(
+                        f"a {HEADERS[kind]} declares {size:,} bytes, over the {MAX_HEADER_BYTES:,} a header may have"
+                    )
                 if size > max_member_bytes:
                     name = header[:100].split(b"\0", 1)[0].decode("utf-8", "replace")
                     raise HeaderError(f"member {name!r} is {size} bytes, over the {max_member_bytes}-byte limit")
