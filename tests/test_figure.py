@@ -119,3 +119,15 @@ def test_dollar_in_title_is_plain_text(tmp_path):
     fig = figure.draw(summary, speedup, "cpu", {"title": "costs $5 and $6"})
     assert fig.texts[-1].get_text() == r"costs \$5 and \$6"
     figure.save(fig, tmp_path / "fig", ["png"], 80)  # mathtext would fail on an odd number of $
+
+
+def test_twelve_devices_get_twelve_colours():
+    """Reliability round 6 (7): the colorblind palette has ten colours and seaborn starts it again past ten,
+    so two of twelve devices shared a colour in every panel and the legend. Planted once: seaborn's own
+    `n_colors` back in figure._setup failed here."""
+    import pandas as pd
+
+    summary = pd.DataFrame({"device": [f"d{i:02d}" for i in range(12)]})
+    _, colours, _ = figure._setup(summary, "d00", {"palette": "colorblind"}, None)
+    assert len(set(colours.values())) == 12
+    assert figure.distinct_colours("colorblind", 3) == list(figure.sns.color_palette("colorblind"))[:3]

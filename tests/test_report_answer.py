@@ -79,3 +79,20 @@ def test_the_loops_timed_are_said_once_each_with_where_they_ran(tmp_path):
     assert "- 500-loop (mlp on cpu1 at batch size 500)" in mixed and not any(
         line.startswith("Loop timed") for line in mixed
     )
+
+
+def test_the_speedup_section_names_the_level_its_table_uses(monkeypatch):
+    """Reliability round 6 (7): under replication the method sentence said "the 95% interval" above a table
+    of 97% intervals, and pointed to a README section that had moved."""
+    import pandas as pd
+
+    from mnist_speedup.report.sections import speedup as section
+
+    class Report:
+        tables = type("T", (), {"speedup": pd.DataFrame({"ci_level": [0.97], "few_runs_note": [None]})})()
+        names, baseline = {"cpu": "cpu"}, "cpu"
+
+    monkeypatch.setattr(section, "_tables", lambda report: [])  # the sentence alone
+    text = "\n".join(section.render(Report()))
+    assert "the 97% interval is Fieller's" in text and "the 95% interval is" not in text
+    assert "docs/method.md, Replication" in text and "README" not in text

@@ -57,9 +57,17 @@ def plain(text: str) -> str:
     return str(text).replace("$", r"\$")
 
 
+def distinct_colours(palette: str, n: int) -> list:
+    """``n`` colours, none used twice: the palette's own (colorblind has 10), then evenly spaced hues
+    (seaborn's ``n_colors`` past a palette's size starts it again: two devices shared a colour)."""
+    own = list(sns.color_palette(palette))
+    extra = [c for c in sns.color_palette("husl", max(0, n - len(own)) + len(own)) if c not in own]
+    return (own + extra)[: max(n, 3)]
+
+
 def _setup(summary: pd.DataFrame, baseline: str, opts: dict, labels: dict | None):
     devices = sorted(summary.device.unique(), key=lambda d: (d != baseline, d))
-    colours = dict(zip(devices, sns.color_palette(opts["palette"], n_colors=max(len(devices), 3))))
+    colours = dict(zip(devices, distinct_colours(opts["palette"], len(devices))))
     names = {d: plain((labels or {}).get(d, d)) for d in devices}
     return devices, colours, names
 

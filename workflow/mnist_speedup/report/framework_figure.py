@@ -14,7 +14,7 @@ import seaborn as sns
 from matplotlib.ticker import FuncFormatter
 
 from mnist_speedup.analysis import placing
-from mnist_speedup.report.figure import RC, plain
+from mnist_speedup.report.figure import RC, distinct_colours, plain
 from mnist_speedup.spec import frameworks, schema
 
 
@@ -26,7 +26,7 @@ def draw(summary: pd.DataFrame, options: dict | None = None, labels: dict | None
         {frameworks.named(f) for f in summary.get("framework", pd.Series(dtype=object))}, key=frameworks.order
     )
     words = {n: frameworks.declarations()[n].words if n in frameworks.declarations() else n for n in names}
-    colours = dict(zip(names, sns.color_palette(opts["palette"], n_colors=max(len(names), 3))))
+    colours = dict(zip(names, distinct_colours(opts["palette"], len(names))))
     with sns.axes_style("ticks"), plt.rc_context(RC):
         fig, axes = plt.subplots(
             len(workloads),

@@ -70,12 +70,12 @@ def render(report) -> list[str]:
         f"## Speedup over {esc(names[baseline])}",
         "",
         f"S = mean(T_{esc(baseline)}) / mean(T_device) of steady-state epoch times. Where both devices ran "
-        "in the same interleaved blocks, the 95% interval is Fieller's for paired means (shared drift "
+        f"in the same interleaved blocks, the {level} interval is Fieller's for paired means (shared drift "
         "cancels); otherwise Fieller's for independent means. An interval that would be unbounded or "
         "reach 0 is not shown."
         + (
-            f" With replication the intervals are Fieller's at the {level} level: stopping when the interval is "
-            "tight would otherwise cost the 95% interval its coverage (see README, Replication)."
+            f" With replication the intervals are at the {level} level, not 95%: stopping when the interval is "
+            "tight would otherwise cost a 95% interval its coverage (docs/method.md, Replication)."
             if level != "95%"
             else ""
         ),
