@@ -110,6 +110,7 @@ def test_the_scheduling_order_names_test_files_that_exist():
 #: the analysis modules that compute a statistic (an interval, a mean, a test, a regression, a verdict)
 STATISTICS = {
     "aggregate",
+    "bootstrap",
     "compare",
     "drift",
     "frameworks",

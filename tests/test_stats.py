@@ -109,3 +109,49 @@ def test_two_devices_with_no_spread_get_no_interval_and_the_reason(paired):
     ratio = (stats.paired_fieller_ratio if paired else stats.fieller_ratio)([4.0, 4.0, 4.0], [1.0, 1.0, 1.0])
     assert ratio.estimate == 4.0 and math.isnan(ratio.low) and math.isnan(ratio.high) and not ratio.bounded
     assert "below the clock's resolution" in ratio.reason and "add seeds" in ratio.reason
+
+
+def _paired_runs(n_blocks: int, skew: bool = False):
+    """Crafted records of two devices in ``n_blocks`` blocks with a drift shared within each block."""
+    from crafted import make_record
+
+    rng = np.random.default_rng(n_blocks)
+    recs = []
+    for seed in range(1, n_blocks + 1):
+        drift = 1 + 0.05 * rng.standard_normal()
+        for device, base in (("cpu", 2.0), ("cpu1", 3.0)):
+            t = base * drift * (1 + 0.02 * rng.standard_normal())
+            if skew and device == "cpu1" and seed == 1:
+                t *= 3  # one slow outlier run
+            recs.append(make_record(device, 100, seed, [t * 1.5, t, t * 1.01], threads=2 if device == "cpu" else 1))
+    return recs
+
+
+def test_the_bootstrap_gives_a_second_interval_from_ten_blocks_and_says_why_not_below(tmp_path):
+    """Issue 49 (4): a paired BCa bootstrap beside Fieller's, in speedup.csv; below 10 blocks the reason."""
+    from crafted import write_records
+    from mnist_speedup.analysis import aggregate, bootstrap
+
+    summary, _ = aggregate.load_runs(write_records(tmp_path / "a", _paired_runs(12)))
+    row = aggregate.speedup_table(summary, "cpu").set_index("device").loc["cpu1"]
+    assert row.bootstrap_ci_low < row.speedup < row.bootstrap_ci_high and not row.intervals_disagree
+    assert abs(row.bootstrap_ci_low - row.speedup_ci_low) < 0.05 * row.speedup  # normal timings: they agree
+    again = aggregate.speedup_table(summary, "cpu").set_index("device").loc["cpu1"]
+    assert (again.bootstrap_ci_low, again.bootstrap_ci_high) == (row.bootstrap_ci_low, row.bootstrap_ci_high)
+    few, _ = aggregate.load_runs(write_records(tmp_path / "b", _paired_runs(9)))
+    row = aggregate.speedup_table(few, "cpu").set_index("device").loc["cpu1"]
+    assert math.isnan(row.bootstrap_ci_low) and row.bootstrap_note == bootstrap.TOO_FEW
+
+
+def test_a_slow_outlier_makes_the_two_intervals_disagree_and_the_report_warns(tmp_path):
+    """One run three times as slow: Fieller's interval (normal errors) and the BCa bootstrap part by more
+    than the stated share of the speedup, and a warning says so. Planted once: `disagree` comparing the
+    estimate instead of the ends never flagged it."""
+    from crafted import write_records
+    from mnist_speedup.analysis import aggregate, checks
+
+    summary, _ = aggregate.load_runs(write_records(tmp_path, _paired_runs(12, skew=True)))
+    speedup = aggregate.speedup_table(summary, "cpu")
+    assert speedup.set_index("device").loc["cpu1", "intervals_disagree"]
+    (warning,) = checks.intervals_apart(speedup)
+    assert "The two intervals disagree for cpu1 at batch size 100" in warning and "10% of the speedup" in warning

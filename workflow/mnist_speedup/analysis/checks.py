@@ -11,6 +11,7 @@ import math
 
 import pandas as pd
 
+from mnist_speedup.analysis import bootstrap
 from mnist_speedup.analysis.summary import GPU_SOFTWARE
 from mnist_speedup.spec import devices, frameworks, run
 
@@ -224,12 +225,27 @@ def unsigned(folders) -> list[str]:
     ]
 
 
+def intervals_apart(speedup: pd.DataFrame) -> list[str]:
+    """Cells where Fieller's interval and the BCa bootstrap's disagree (analysis/bootstrap.py)."""
+    if "intervals_disagree" not in speedup:
+        return []
+    rows = speedup[speedup.intervals_disagree.fillna(False).astype(bool)]
+    return [
+        f"The two intervals disagree for {r.device} {at(r, speedup)}: Fieller's [{r.speedup_ci_low:.2f}, "
+        f"{r.speedup_ci_high:.2f}] against the BCa bootstrap's [{r.bootstrap_ci_low:.2f}, {r.bootstrap_ci_high:.2f}] "
+        f"(an end apart by more than {bootstrap.DISAGREE:.0%} of the speedup): its timings are far from normal; look at the runs "
+        "behind it (summary.csv) before quoting either."
+        for _, r in rows.iterrows()
+    ]
+
+
 def warnings(tables, baseline: str, config: dict) -> list[str]:
     """Every warning, as plain sentences, in the report's order."""
     s, sp = tables.summary, tables.speedup
     return [
         *no_accelerator(s, config),
         *noisy(sp),
+        *intervals_apart(sp),
         *host_dispatch(sp),
         *accuracy(s, baseline),
         *software_differences(s, baseline),
