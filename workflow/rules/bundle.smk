@@ -38,7 +38,7 @@ rule verify_bundle:
     output:
         verified=f"{LOGS}/imported/{{name}}.verified.json",
         # the bytes verified, which the unpacking reads (never the given file again)
-        copy=f"{LOGS}/imported/{{name}}.verified.tar.gz",
+        bundle=f"{LOGS}/imported/{{name}}.verified.tar.gz",
     log:
         f"{LOGS}/imported/{{name}}.verify.log",
     wildcard_constraints:
@@ -59,7 +59,7 @@ rule verify_bundle:
 rule unpack_bundle:
     input:
         verified=f"{LOGS}/imported/{{name}}.verified.json",
-        copy=f"{LOGS}/imported/{{name}}.verified.tar.gz",
+        bundle=f"{LOGS}/imported/{{name}}.verified.tar.gz",
     output:
         directory(f"{RESULTS}/imported/{{name}}"),
     log:

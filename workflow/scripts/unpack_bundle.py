@@ -10,7 +10,7 @@ from mnist_speedup.records import bundle
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
-    copy = Path(snakemake.input.copy)  # the bytes verify_bundle verified, no file read again
+    copy = Path(snakemake.input.bundle)  # the bytes verify_bundle verified, no file read again
     want = json.loads(Path(snakemake.input.verified).read_text(encoding="utf-8"))["sha256"]
     if hashlib.sha256(copy.read_bytes()).hexdigest() != want:
         raise bundle.BundleError(f"{copy} changed after it was verified. Fix: delete it and run snakemake again.")

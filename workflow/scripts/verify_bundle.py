@@ -12,7 +12,7 @@ from mnist_speedup.records import bundle, signing
 from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
-    given, copy = Path(snakemake.input[0]), Path(snakemake.output.copy)
+    given, copy = Path(snakemake.input[0]), Path(snakemake.output.bundle)
     # what is verified is exactly what is unpacked: a private copy, never the given file read again
     with atomic.replacing(copy) as staged:
         shutil.copyfile(given, staged)
