@@ -168,7 +168,7 @@ def test_the_report_says_why_devices_auto_found_no_gpu(tmp_path, monkeypatch):
         tmp_path, [make_record(d, 100, s, threads=t) for d, t in (("cpu", 2), ("cpu1", 1)) for s in (1, 2)]
     )[0]
     shown = {"devices_auto": True, "no_gpu_reason": config["_no_gpu_reason"]}
-    assert f"(`devices: auto`: {failing})" in checks.no_accelerator(summary, shown)[0]
+    assert f"(devices: auto: {failing})" in checks.no_accelerator(summary, shown)[0]
 
 
 def test_a_gpu_newer_than_the_tensorflow_wheels_architectures_is_warned_of_ptx_jit():

@@ -30,6 +30,7 @@ import argparse
 import datetime as dt
 import os
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,28 +109,48 @@ class Runs:
     left_out: list[str] = field(default_factory=list)  # finished but refused: each with why
 
 
-def _finished(spec: run.RunSpec, path: Path, found: Runs) -> None:
-    """File the run whose attempt is at ``path`` (it exists, or has just gone: then it is not done)."""
+def _staged(source: Path, results_dir: Path, staging: Path) -> Path | None:
+    """``source``'s bytes, read once, at its place under ``staging`` (None: it vanished meanwhile)."""
+    try:
+        data = source.read_bytes()
+    except FileNotFoundError:
+        return None
+    dest = staging / source.relative_to(results_dir)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_bytes(data)
+    return dest
+
+
+def _finished(spec: run.RunSpec, path: Path, results_dir: Path, staging: Path, found: Runs) -> None:
+    """File the run whose attempt is at ``path``: it is read once, into ``staging``, and every later step
+    reads that copy, so a file that vanishes or is rewritten meanwhile (a job redoing the run) changes
+    nothing half-way; an attempt or record that has just gone is a run not done."""
     try:
         attempt = attempts.read(path)
         if attempt["outcome"] == attempts.CUT:
             found.cut.append(attempt)
             return
-        record = records.load(attempts.record_path_of(path))
+        staged = _staged(attempts.record_path_of(path), results_dir, staging)
+        if staged is None:
+            return
+        record = records.load(staged)
     except (attempts.AttemptError, records.RecordError) as exc:
         if path.exists():  # an attempt that vanished between the listing and the read is a run being redone
-            found.left_out.append(str(exc))
+            found.left_out.append(str(exc).replace(str(staging), str(results_dir)))
         return
     # a run of another config at the same path (not redone yet): not this call's
     if all(run.canonical(record.get(k)) == v for k, v in spec.params().items()):
-        found.kept.append(attempts.record_path_of(path))
+        found.kept.append(staged)
 
 
-def look(config: dict, results_dir: Path) -> Runs:
+def look(config: dict, results_dir: Path, staging: Path) -> Runs:
+    """The config's runs as they are now, their records and calibrations copied into ``staging``."""
     found = Runs()
     for spec, path in planned(config, results_dir):
         if path.exists():
-            _finished(spec, path, found)
+            _finished(spec, path, results_dir, staging, found)
+    for calibrated in calibrations(config, results_dir):
+        _staged(calibrated, results_dir, staging)
     return found
 
 
@@ -170,9 +191,10 @@ def snapshot(results_dir, out_dir, config: dict) -> str:
     """Write both files once; returns what it wrote, in words."""
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    runs = look(config, results_dir)  # one look for both files
-    written = write_bundle(results_dir, out_dir, config, runs.kept)
-    atomic.write_text(out_dir / REPORT, report_text(results_dir, config, runs))
+    with tempfile.TemporaryDirectory() as staging:  # one look, read once, for both files
+        runs = look(config, results_dir, Path(staging))
+        written = write_bundle(Path(staging), out_dir, config, runs.kept)
+        atomic.write_text(out_dir / REPORT, report_text(Path(staging), config, runs))
     left = f", {len(runs.left_out)} left out" if runs.left_out else ""
     return f"{len(runs.kept)} runs{left}: {written.name if written else 'no bundle yet'} and {REPORT}"
 

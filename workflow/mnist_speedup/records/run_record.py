@@ -135,6 +135,18 @@ def _get(record: dict, dotted: str):
     return value
 
 
+def _check_types(record: dict, source: str, derived_names) -> None:
+    """Every declared field of the right type (a missing derived value aside, where it is derived later)."""
+    for dotted, problem in fields.problems(record, ranges=False):
+        if problem.startswith("is missing"):
+            if dotted in derived_names:
+                continue
+            raise RecordError(
+                f"{source}: required field `{dotted}` is missing. Fix: delete it and run snakemake again."
+            )
+        raise _sense(source, dotted, problem)
+
+
 def _check_version(record, source: str) -> None:
     if not isinstance(record, dict):
         raise RecordError(
@@ -173,9 +185,6 @@ def _derived_view(record: dict, source: str) -> dict:
     try:
         return derived.derive(record)
     except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError, AttributeError) as exc:
-        for dotted, problem in fields.problems(record, ranges=False):
-            if not (problem.startswith("is missing") and dotted in _DERIVED_NAMES):
-                raise _sense(source, dotted, problem) from None
         raise _sense(
             source, "(its raw values)", f"cannot give its derived values ({type(exc).__name__}: {exc})"
         ) from None
@@ -192,14 +201,10 @@ def check(record, source: str = "record") -> Record:
         raise _sense(source, bad[0], f"is {bad[1]!r}, not a number a measurement can have")
     check_digest(record, source)  # the seal over the content as written, before anything is derived
     migrated = record["schema_version"] in MIGRATED
+    _check_types(record, source, () if migrated else _DERIVED_NAMES)  # types first: the checks below read them
     _check_workload(record, source)  # from raw fields: what every derived FLOP count needs
     view = record if migrated else _derived_view(record, source)
-    for dotted, problem in fields.problems(view, ranges=False):  # types first: the checks below read them
-        if problem.startswith("is missing"):
-            raise RecordError(
-                f"{source}: required field `{dotted}` is missing. Fix: delete it and run snakemake again."
-            )
-        raise _sense(source, dotted, problem)
+    _check_types(view, source, ())  # the derived values too
     check_names(view, source)
     check_names(view, source, "workload")
     _check_timing(view, source)
