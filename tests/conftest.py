@@ -56,6 +56,22 @@ def synthetic_mnist(n_train: int = 1200, n_test: int = 300, seed: int = 0):
     }
 
 
+def synthetic_npz(path: Path, validation_size: int = 200) -> Path:
+    """Synthetic MNIST prepared as the prepare_mnist rule prepares it, saved at ``path``."""
+    from mnist_speedup.data import mnist
+
+    raw = {name: mnist.parse_idx(content, 3 if "images" in name else 1) for name, content in synthetic_mnist().items()}
+    arrays = mnist.split(
+        raw["train-images-idx3-ubyte"],
+        raw["train-labels-idx1-ubyte"],
+        raw["t10k-images-idx3-ubyte"],
+        raw["t10k-labels-idx1-ubyte"],
+        validation_size=validation_size,
+    )
+    np.savez(path, **arrays)
+    return path
+
+
 def write_mirror(folder: Path, contents: dict[str, bytes]) -> dict[str, str]:
     """Write gzip files into ``folder``; return their decompressed SHA-256."""
     folder.mkdir(parents=True, exist_ok=True)

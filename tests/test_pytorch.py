@@ -166,22 +166,13 @@ def test_a_two_thread_run_beside_a_spinning_neighbour_is_flagged(tmp_path):
 
     import pandas as pd
 
-    from conftest import synthetic_mnist
+    from conftest import synthetic_npz
     from mnist_speedup.analysis import checks, summary
-    from mnist_speedup.data import mnist
     from mnist_speedup.records import derived
 
     if os.cpu_count() != 2:
         pytest.skip("sized for a 2-core machine (the development VM and CI)")
-    raw = {name: mnist.parse_idx(content, 3 if "images" in name else 1) for name, content in synthetic_mnist().items()}
-    arrays = mnist.split(
-        raw["train-images-idx3-ubyte"],
-        raw["train-labels-idx1-ubyte"],
-        raw["t10k-images-idx3-ubyte"],
-        raw["t10k-labels-idx1-ubyte"],
-        validation_size=200,
-    )
-    np.savez(tmp_path / "d.npz", **arrays)
+    synthetic_npz(tmp_path / "d.npz")
     code = textwrap.dedent(f"""
         import json, sys
         sys.path.insert(0, {str(ROOT / "workflow")!r})

@@ -7,11 +7,9 @@ import subprocess
 import sys
 import textwrap
 
-import numpy as np
 import pytest
 
-from conftest import ROOT, synthetic_mnist
-from mnist_speedup.data import mnist
+from conftest import ROOT, synthetic_npz
 
 pytestmark = [pytest.mark.slow, pytest.mark.serial]  # host overhead and accuracy from timed loops
 
@@ -55,15 +53,7 @@ WORKER = textwrap.dedent(
 @pytest.fixture(scope="module", params=["tensorflow", "jax"])
 def runs(tmp_path_factory, request):
     folder = tmp_path_factory.mktemp("loop")
-    raw = {name: mnist.parse_idx(content, 3 if "images" in name else 1) for name, content in synthetic_mnist().items()}
-    arrays = mnist.split(
-        raw["train-images-idx3-ubyte"],
-        raw["train-labels-idx1-ubyte"],
-        raw["t10k-images-idx3-ubyte"],
-        raw["t10k-labels-idx1-ubyte"],
-        validation_size=200,
-    )
-    np.savez(folder / "d.npz", **arrays)
+    synthetic_npz(folder / "d.npz")
     code = WORKER.format(pkg=str(ROOT / "workflow"), npz=str(folder / "d.npz"), framework=request.param)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")), None)
