@@ -16,10 +16,13 @@ with logged(snakemake) as log:
     # what is verified is exactly what is unpacked: a private copy, never the given file read again
     with atomic.replacing(copy) as staged:
         shutil.copyfile(given, staged)
-        if snakemake.params.trusted_keys:  # who made it, before anything of it is read
-            signer = signing.verify(staged, snakemake.params.trusted_keys, signing.signature_path(given))
-            log(f"{given}: signed by {signer}")
-        meta = bundle.check(staged)
+        try:
+            if snakemake.params.trusted_keys:  # who made it, before anything of it is read
+                signer = signing.verify(staged, snakemake.params.trusted_keys, signing.signature_path(given))
+                log(f"{given}: signed by {signer}")
+            meta = bundle.check(staged)
+        except (bundle.BundleError, signing.SignatureError) as exc:  # named as the user named it
+            raise type(exc)(str(exc).replace(str(staged), str(given))) from None
     record = {"host": meta["host"], "files": meta["files"], "sha256": hashlib.sha256(copy.read_bytes()).hexdigest()}
     atomic.write_text(snakemake.output.verified, json.dumps(record, indent=1) + "\n")
     log(f"{given}: {len(meta['files'])} files from {meta['host']} verified (a copy: {copy})")

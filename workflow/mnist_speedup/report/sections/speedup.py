@@ -18,10 +18,13 @@ def _table(sp: pd.DataFrame, names: dict, baseline: str) -> tuple[str, list[str]
         for d, *v in zip(sp.device, sp.speedup_ci_low, sp.speedup_ci_high, sp.speedup_ci_note)
     ]
     low, high = sp.get("bootstrap_ci_low", pd.Series(dtype=float)), sp.get("bootstrap_ci_high", pd.Series(dtype=float))
-    second = [  # the BCa bootstrap (analysis/bootstrap.py): shown only where some row has one
-        ("—" if d == baseline else ci(*v)) if low.notna().any() else ""
-        for d, *v in zip(sp.device, low.reindex(sp.index), high.reindex(sp.index), sp.get("bootstrap_note", low))
-    ]
+    # the BCa bootstrap (analysis/bootstrap.py): a column only where some row has one
+    second = {
+        f"BCa bootstrap {ci_name(_levels(sp))}": [
+            "—" if d == baseline else ci(*v)
+            for d, *v in zip(sp.device, low.reindex(sp.index), high.reindex(sp.index), sp.get("bootstrap_note", low))
+        ]
+    }
     df, dropped = without_empty(
         pd.DataFrame(
             {
@@ -32,7 +35,7 @@ def _table(sp: pd.DataFrame, names: dict, baseline: str) -> tuple[str, list[str]
                 "speedup": sp.speedup.map(times),
                 ci_name(_levels(sp)): intervals,
                 "interval method": sp.ci_method,
-                f"BCa bootstrap {ci_name(_levels(sp))}": second,
+                **(second if low.notna().any() else {}),
                 "n": sp.n,
                 "CV seeds": sp.cv_seeds.map(lambda v: num(v * 100, "{:.1f}%")),
                 "seeds for ±5%": sp.seeds_for_5pct_ci.map(lambda v: num(v, "{:.0f}")),
