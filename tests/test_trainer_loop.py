@@ -3,6 +3,7 @@ epoch whatever steps_per_call is, comparable accuracy, and a host-overhead
 measurement that makes sense. One worker process, as a training job."""
 
 import json
+import statistics
 import subprocess
 import sys
 import textwrap
@@ -88,7 +89,11 @@ def test_validation_is_recorded_every_epoch_outside_the_clock(runs):
 
 
 def test_host_overhead_is_positive_and_below_the_one_call_step(runs):
-    h = runs["1"]["host_overhead"]
-    assert 0 < h["per_call_s"] < h["one_call_step_s"]
-    assert h["compiled_step_s"] > 0 and 0 < h["share_of_one_call_step"] < 1
-    assert "synchronised" in h["method"]
+    """The three runs measure the same host cost, each from a few synchronised calls: on a shared 2-core machine
+    one of them can come out a fraction of a millisecond below zero (seen once in CI, 2026-12-07: -0.33 ms), so
+    their median is what must be positive; a sign error makes all three negative."""
+    overheads = [runs[key]["host_overhead"] for key in ("1", "7", "epoch")]
+    assert statistics.median(h["per_call_s"] for h in overheads) > 0
+    for h in overheads:
+        assert h["per_call_s"] < h["one_call_step_s"] and h["compiled_step_s"] > 0
+        assert h["share_of_one_call_step"] < 1 and "synchronised" in h["method"]
