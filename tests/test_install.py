@@ -64,28 +64,18 @@ def test_gpu_extra_brings_cuda_and_nvml_on_linux_x86_64():
     assert "nvidia-ml-py" in {canonicalize_name(r.name) for r in reqs}
 
 
+def pip_report(tmp_path, spec: str, timeout: float):
+    """What pip would install for ``pip install -e <spec>`` from the index (its --report file)."""
+    report = tmp_path / "report.json"
+    command = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet"]
+    subprocess.run([*command, "--report", str(report), "-e", spec], cwd=ROOT, check=True, timeout=timeout)
+    return report
+
+
 @pytest.mark.skipif(not os.environ.get("MNIST_SPEEDUP_PIP_RESOLVE"), reason="opt-in: needs the package index")
 @pytest.mark.parametrize("extra", ["", "[gpu]", "[gpu,jax-gpu]"])
 def test_pip_resolves_one_tensorflow(tmp_path, extra):
-    report = tmp_path / "report.json"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--dry-run",
-            "--ignore-installed",
-            "--quiet",
-            "--report",
-            str(report),
-            "-e",
-            f".{extra}",
-        ],
-        cwd=ROOT,
-        check=True,
-        timeout=900,
-    )
+    report = pip_report(tmp_path, f".{extra}", timeout=900)
     names = {canonicalize_name(i["metadata"]["name"]) for i in json.loads(report.read_text())["install"]}
     assert names & TENSORFLOWS == {"tensorflow"}
     if extra:
@@ -114,25 +104,7 @@ def test_every_cuda_wheel_is_pinned_exactly(extra):
 
 @pytest.mark.skipif(not os.environ.get("MNIST_SPEEDUP_PIP_RESOLVE"), reason="opt-in: needs the package index")
 def test_pip_resolves_the_cuda_wheels_to_exactly_the_pins(tmp_path):
-    report = tmp_path / "report.json"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--dry-run",
-            "--ignore-installed",
-            "--quiet",
-            "--report",
-            str(report),
-            "-e",
-            ".[gpu,jax-gpu]",
-        ],
-        cwd=ROOT,
-        check=True,
-        timeout=1200,
-    )
+    report = pip_report(tmp_path, ".[gpu,jax-gpu]", timeout=1200)
     resolved = {
         canonicalize_name(i["metadata"]["name"]): i["metadata"]["version"]
         for i in json.loads(report.read_text())["install"]

@@ -35,13 +35,16 @@ DERIVED = {
 }
 
 
+#: the same, as dotted names (``timing.steady_epoch_mean_s``)
+NAMES = tuple(f"{section}.{key}" for section, keys in DERIVED.items() for key in keys)
+
+
 def stored(record: dict) -> list[str]:
     """The derived values a record stores (none in version 4), as dotted names."""
     return [
-        f"{section}.{key}"
-        for section, keys in DERIVED.items()
-        for key in keys
-        if isinstance(record.get(section), dict) and key in record[section]
+        name
+        for name in NAMES
+        if isinstance(record.get(name.split(".")[0]), dict) and name.split(".")[1] in record[name.split(".")[0]]
     ]
 
 

@@ -190,9 +190,6 @@ def _derived_view(record: dict, source: str) -> dict:
         ) from None
 
 
-_DERIVED_NAMES = {f"{section}.{key}" for section, keys in derived.DERIVED.items() for key in keys}
-
-
 def check(record, source: str = "record") -> Record:
     """``record`` checked whole (a RecordError names the file, the field and the fix), as the reader gives it:
     read-only, every raw value and every derived one (computed here, for every version)."""
@@ -201,10 +198,12 @@ def check(record, source: str = "record") -> Record:
         raise _sense(source, bad[0], f"is {bad[1]!r}, not a number a measurement can have")
     check_digest(record, source)  # the seal over the content as written, before anything is derived
     migrated = record["schema_version"] in MIGRATED
-    _check_types(record, source, () if migrated else _DERIVED_NAMES)  # types first: the checks below read them
+    _check_types(record, source, () if migrated else derived.NAMES)  # types first: the checks below read them
     _check_workload(record, source)  # from raw fields: what every derived FLOP count needs
-    view = record if migrated else _derived_view(record, source)
-    _check_types(view, source, ())  # the derived values too
+    view = record
+    if not migrated:
+        view = _derived_view(record, source)
+        _check_types(view, source, ())  # the derived values too
     check_names(view, source)
     check_names(view, source, "workload")
     _check_timing(view, source)
