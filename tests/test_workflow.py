@@ -8,6 +8,7 @@ import tarfile
 
 import pandas as pd
 import pytest
+from snakemake_log import jobs_started_beside_another
 
 from conftest import (
     assert_ran_alone,
@@ -186,14 +187,8 @@ def test_no_job_runs_beside_another(finished):
     the next job starts (timing jobs never share the machine)."""
     workdir = finished[0]
     log = sorted((workdir / ".snakemake" / "log").glob("*.snakemake.log"))[0].read_text().splitlines()
-    running, started = 0, []
-    for line in log:
-        if line.startswith(("rule ", "localrule ")) and line.endswith(":"):
-            running += 1
-            started.append(line.split()[1].rstrip(":"))
-            assert running == 1, f"{started[-1]} started while another job ran"
-        elif line.startswith("Finished jobid"):
-            running -= 1
+    started, overlapping = jobs_started_beside_another(log)
+    assert overlapping == [], f"{overlapping} started while another job ran"
     assert started.count("train") == 6 and started.count("calibrate") == 2
     assert max(i for i, r in enumerate(started) if r == "calibrate") < started.index("train")
     # the data first (issue 37: an offline machine calibrated for 40 s before its download failed)
