@@ -16,7 +16,9 @@ FOLDER = PACKAGE / "measure" / "frameworks"
 
 def test_every_declared_framework_is_registered_once_and_the_schema_enum_is_the_registry():
     """Planted once: a fourth framework.yaml with no class failed here; so did an enum written into the schema."""
-    assert sorted(classes.TYPES) == frameworks.names() == sorted(p.parent.name for p in FOLDER.glob("*/framework.yaml"))
+    assert (
+        sorted(classes.types()) == frameworks.names() == sorted(p.parent.name for p in FOLDER.glob("*/framework.yaml"))
+    )
     devices = next(s for s in schema.load()["properties"]["devices"]["oneOf"] if s.get("type") == "object")
     assert devices["additionalProperties"]["properties"]["framework"]["enum"] == frameworks.names()
     raw = yaml.safe_load(schema.PATH.read_text())

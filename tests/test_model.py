@@ -30,7 +30,7 @@ def test_products_cover_every_matmul():
 
 
 def test_the_default_spec_is_the_article_network():
-    assert workloads.Mlp.with_defaults({"type": "mlp"}) == {
+    assert workloads.types()["mlp"].with_defaults({"type": "mlp"}) == {
         "type": "mlp",
         "hidden": [800, 800],
         "dropout": [0.2, 0.5, 0.5],

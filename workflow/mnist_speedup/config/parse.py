@@ -24,7 +24,7 @@ from mnist_speedup.spec import devices as dev
 from mnist_speedup.spec import frameworks, workloads
 from mnist_speedup.spec.gpus import Listing
 from mnist_speedup.spec.gpus import listing as gpu_listing
-from mnist_speedup.spec.schema import with_frameworks
+from mnist_speedup.spec.schema import with_registries
 
 #: images in the canonical MNIST training file
 MNIST_TRAIN_IMAGES = 60_000
@@ -116,7 +116,7 @@ def prepare(config: dict, command_line: dict | None, schema_path, defaults: bool
     ``defaults``, the schema's defaults are filled in."""
     from mnist_speedup.config import sources as configinput
 
-    schema = with_frameworks(yaml.safe_load(Path(schema_path).read_text(encoding="utf-8")))
+    schema = with_registries(yaml.safe_load(Path(schema_path).read_text(encoding="utf-8")))
     configinput.replace_mappings(config, configinput.coerce(command_line or {}, schema))
     config.update(configinput.coerce(dict(config), schema))
     found = configinput.non_finite({k: v for k, v in config.items() if not k.startswith("_")})

@@ -62,7 +62,7 @@ def workload_rate(
 
 
 def numpy_rate(workload: workloads.Workload, batch_size: int, repeats: int, min_seconds: float = _MIN_SECONDS):
-    """The same matrix products through NumPy's BLAS (float32), for CPU
+    """The same products through NumPy's BLAS (float32), for CPU
     devices: when NumPy is much faster than TensorFlow at these shapes, the
     framework, not the hardware, is the limit. None for a workload with
     convolutions (NumPy has none to compare). NumPy must be imported after
@@ -70,16 +70,17 @@ def numpy_rate(workload: workloads.Workload, batch_size: int, repeats: int, min_
     import numpy as np
 
     products = workload.products(batch_size)
-    if any(p.kind != "matmul" for p in products):
+    if workload.has_convolutions():
         return None
     rng = np.random.default_rng(0)
+    kinds = [p.of_kind for p in products]
     operands = [
-        (rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32))
-        for m, k, n in (p.shape for p in products)
+        [rng.standard_normal(shape, dtype=np.float32) for shape in kind.operand_shapes(p.shape)]
+        for kind, p in zip(kinds, products)
     ]
 
     def step_products():
-        return [a @ b for a, b in operands]
+        return [ops[0] @ ops[1] if k.matmul_form else np.einsum(k.einsum, *ops) for k, ops in zip(kinds, operands)]
 
     result = _rate(step_products, workload.matmul_flops(batch_size), repeats, min_seconds)
     result["blas_threads"] = os.environ.get("OPENBLAS_NUM_THREADS")

@@ -12,16 +12,21 @@ from pathlib import Path
 
 import yaml
 
-from mnist_speedup.spec import frameworks
+from mnist_speedup.spec import frameworks, workloads
 
 PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 
 
 @functools.cache
 def load() -> dict:
-    """The schema, with the frameworks' enum from their declarations (spec/frameworks.py): the
-    framework list has no copy here to fall behind."""
-    return with_frameworks(yaml.safe_load(PATH.read_text(encoding="utf-8")))
+    """The schema, with the frameworks' enum from their declarations (spec/frameworks.py) and the workload
+    types' from their files (spec/workloads.py): neither list has a copy here to fall behind."""
+    return with_registries(yaml.safe_load(PATH.read_text(encoding="utf-8")))
+
+
+def with_registries(schema: dict) -> dict:
+    """``schema`` with every enum that a registry owns filled in from it, in place."""
+    return with_workload_types(with_frameworks(schema))
 
 
 def with_frameworks(schema: dict) -> dict:
@@ -29,6 +34,14 @@ def with_frameworks(schema: dict) -> dict:
     devices = next(s for s in schema["properties"]["devices"]["oneOf"] if s.get("type") == "object")
     names = frameworks.names()
     devices["additionalProperties"]["properties"]["framework"].update(enum=names, **{"x-fix": f"use one of {names}"})
+    return schema
+
+
+def with_workload_types(schema: dict) -> dict:
+    """``schema`` with the workload's ``type`` enum (and its fix) set to the workload types found, in place."""
+    kind = schema["properties"]["workloads"]["additionalProperties"]["properties"]["type"]
+    names = sorted(workloads.types())
+    kind.update(enum=names, **{"x-fix": f"use one of {names}, e.g. type: mlp (the article's network)"})
     return schema
 
 

@@ -10,7 +10,7 @@ Each framework is one folder here (``tensorflow/``, ``jax/``, ``pytorch/``) with
 - its numerics (the precision's casts and loss scaling).
 Everything else (the epoch clock, the meters, the warm-up's place, the record)
 is written once, in trainer.py, calibrate.py and record.py. A new framework is
-one folder plus one line in :data:`TYPES`.
+one folder: its framework.yaml and a backend.py that names its class in ``FRAMEWORK``.
 
 No module here imports its framework at import time: a workflow whose
 devices all use JAX runs where ``import tensorflow`` fails.
@@ -18,20 +18,32 @@ devices all use JAX runs where ``import tensorflow`` fails.
 
 from __future__ import annotations
 
+import functools
+import importlib
+
 from mnist_speedup.measure.frameworks.base import DeviceError, Framework
-from mnist_speedup.measure.frameworks.jax.backend import Jax
-from mnist_speedup.measure.frameworks.pytorch.backend import PyTorch
-from mnist_speedup.measure.frameworks.tensorflow.backend import TensorFlow
-from mnist_speedup.spec.frameworks import name_of
+from mnist_speedup.spec.frameworks import declarations, name_of
 
-#: every framework class, by the name its declaration gives (tests/test_frameworks.py: the same names)
-TYPES: dict[str, type[Framework]] = {cls.name: cls for cls in (TensorFlow, Jax, PyTorch)}
+__all__ = ["DeviceError", "Framework", "of", "open_device", "types"]
 
-__all__ = ["TYPES", "DeviceError", "Framework", "of", "open_device"]
+
+@functools.cache
+def class_of(name: str) -> type[Framework]:
+    """The framework class of folder ``name``: its backend.py's ``FRAMEWORK`` (imported on first use, so that
+    no framework is imported where it is not used)."""
+    cls = importlib.import_module(f"{__name__}.{name}.backend").FRAMEWORK
+    if cls.name != name:
+        raise ValueError(f"frameworks/{name}/backend.py's FRAMEWORK is named {cls.name!r}; they must agree")
+    return cls
+
+
+def types() -> dict[str, type[Framework]]:
+    """Every framework class, by the name its folder declares (spec/frameworks.py)."""
+    return {name: class_of(name) for name in declarations()}
 
 
 def of(device_spec: dict) -> type[Framework]:
-    return TYPES[name_of(device_spec)]
+    return class_of(name_of(device_spec))
 
 
 def open_device(device_spec: dict, *, deterministic: bool = False, seed: int | None = None):

@@ -97,26 +97,25 @@ class Jax(Framework):
         dims = ("NHWC", "HWIO", "NHWC")
         operands, kinds = [], []
         for p in products:
-            if p.kind == "matmul":
-                m, k, n = p.shape
-                operands.append(self._operands([(m, k), (k, n)], dtype))
+            if p.of_kind.einsum is not None:
+                operands.append(self._operands(p.of_kind.operand_shapes(p.shape), dtype))
             else:
                 b, side, cin, cout, kernel = p.shape
                 operands.append(
                     self._operands([(b, side, side, cin), (kernel, kernel, cin, cout), (b, side, side, cout)], dtype)
                 )
-            kinds.append(p.kind)
+            kinds.append(p.of_kind)
 
         def conv(x, w):
             return lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=dims)
 
         def one(kind, ops):
-            if kind == "matmul":
-                return ops[0] @ ops[1]
+            if kind.einsum is not None:  # any sum: the framework needs no code for a new kind
+                return ops[0] @ ops[1] if kind.matmul_form else jax.numpy.einsum(kind.einsum, *ops)
             x, w, dy = ops
-            if kind == "conv":
+            if kind.name == "conv":
                 return conv(x, w)
-            if kind == "conv_filter":
+            if kind.name == "conv_filter":
                 return jax.vjp(lambda w_: conv(x, w_), w)[1](dy)[0]
             return jax.vjp(lambda x_: conv(x_, w), x)[1](dy)[0]
 
@@ -213,3 +212,7 @@ class JaxGpuMemory:
             }
         except (KeyError, TypeError, RuntimeError, AttributeError) as exc:
             return {"gpu_peak_bytes": None, "gpu_reason": f"GPU memory statistics unavailable ({exc})"}
+
+
+#: this folder's framework (measure/frameworks/__init__.py finds it here)
+FRAMEWORK = Jax

@@ -1,12 +1,7 @@
 """The workloads in JAX, built from their specs exactly as TensorLayer builds them.
 
-- Initial weights as TensorLayer 2.2.5's defaults: ``Dense`` draws W from a
-  truncated normal (stddev 0.05, cut at two standard deviations), ``Conv2d``
-  from a truncated normal (stddev 0.02); every bias starts at 0.
-- ``Dropout(keep)`` in training: keep each unit with probability ``keep``
-  and scale it by ``1/keep`` (tf.nn.dropout); none in evaluation.
-- Convolutions NHWC with HWIO kernels, stride 1, SAME, ReLU; max-pooling
-  ``pool`` x ``pool``, stride ``pool``, VALID; then flatten.
+- The layers: each kind from layers/ (the basic ones in layers/basic.py, as TensorLayer 2.2.5 draws and
+  computes them); a network is its workload's layer list, run in order.
 - The loss: mean sparse softmax cross-entropy of float32 logits.
 - Adam: TensorFlow's fused kernel's update (the "epsilon hat" form,
   ``lr_t = lr * sqrt(1 - beta2^t) / (1 - beta1^t)``, ``w -= lr_t * m /
@@ -18,79 +13,43 @@
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
+from mnist_speedup import plugins
 from mnist_speedup.spec import precisions
 
 
-def truncated_normal(rng, shape, stddev: float):
-    """A normal cut at two standard deviations (redrawn beyond), as
-    tf.random.truncated_normal; drawn by NumPy on the host (JAX's own
-    generator takes seconds per large tensor on a CPU)."""
-    z = rng.standard_normal(shape, dtype="float32")
-    while (far := abs(z) > 2).any():
-        z[far] = rng.standard_normal(int(far.sum()), dtype="float32")
-    return z * stddev
-
-
 def init_params(jax, workload, seed: int) -> list[dict]:
-    """One {W, b} per layer with weights, in order, float32, drawn from ``seed``."""
+    """The weights of each layer that has some (a dict of float32 arrays each), in order, drawn from ``seed``."""
     import numpy as np
 
-    jnp, rng = jax.numpy, np.random.default_rng(seed)
-    weighted = [layer for layer in workload.network() if layer.weight_shape]
-    return [
-        {
-            "W": jnp.asarray(truncated_normal(rng, layer.weight_shape, layer.stddev)),
-            "b": jnp.zeros(layer.units, jnp.float32),
-        }
-        for layer in weighted
-    ]
+    rng, kinds = np.random.default_rng(seed), layer_kinds()
+    drawn = [kind.init(rng, layer) for layer in workload.network() if (kind := _kind(kinds, layer)).init]
+    return [{name: jax.numpy.asarray(value) for name, value in weights.items()} for weights in drawn]
 
 
-def _dropout(jax, x, rate: float, key):
-    if rate <= 0 or key is None:
-        return x
-    keep = 1.0 - rate
-    mask = jax.random.bernoulli(key, keep, x.shape)
-    return jax.numpy.where(mask, x / keep, 0).astype(x.dtype)
+@functools.cache
+def layer_kinds() -> dict:
+    """Every layer kind JAX builds: the ``LAYERS`` of each file in layers/."""
+    return plugins.collect(f"{__package__}.layers", "LAYERS")
 
 
-def _max_pool(x, pool: int):
-    """Max-pooling pool x pool, stride pool, VALID (a remainder row or column
-    dropped), as a reshape and a max: its gradient is a mask, where XLA's
-    reduce_window gradient (select-and-scatter) runs about 20 times slower
-    inside a compiled loop on the CPU (measured with JAX 0.10.2)."""
-    b, h, w, c = x.shape
-    h, w = h // pool * pool, w // pool * pool
-    x = x[:, :h, :w, :].reshape(b, h // pool, pool, w // pool, pool, c)
-    return x.max(axis=(2, 4))
+def _kind(kinds, layer):
+    return plugins.layer_kind(kinds, layer, "jax")
 
 
 def forward(jax, workload, params, x, dtype: str, key=None):
     """The logits (float32) of ``x``; ``key`` None: evaluation (no dropout)."""
-    jnp, lax = jax.numpy, jax.lax
-    network = workload.network()
-    drops = sum(layer.kind == "dropout" for layer in network)  # one key per dropout: no two share a mask
-    keys = iter(jax.random.split(key, drops) if key is not None and drops else [None] * drops)
+    network, kinds = workload.network(), layer_kinds()
+    drawing = sum(_kind(kinds, layer).random for layer in network)  # a key each: no two dropouts share a mask
+    keys = iter(jax.random.split(key, drawing) if key is not None and drawing else [None] * drawing)
     weights = iter(params)
     x = x.astype(dtype)
     for layer in network:
-        if layer.kind == "dropout":
-            x = _dropout(jax, x, layer.rate, next(keys))
-        elif layer.kind == "max_pool":
-            x = _max_pool(x, layer.pool)
-        elif layer.kind == "flatten":
-            x = x.reshape(x.shape[0], -1)
-        else:
-            p = next(weights)
-            w, b = p["W"].astype(dtype), p["b"].astype(dtype)
-            if layer.kind == "conv":
-                x = lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")) + b
-            else:
-                x = x @ w + b
-            x = jax.nn.relu(x) if layer.relu else x
-    return x.astype(jnp.float32)
+        kind = _kind(kinds, layer)
+        x = kind.apply(jax, layer, x, next(weights) if kind.init else None, next(keys) if kind.random else None, dtype)
+    return x.astype(jax.numpy.float32)
 
 
 def mean_loss(jax, logits, labels):

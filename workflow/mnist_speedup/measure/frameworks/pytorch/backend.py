@@ -160,3 +160,7 @@ class TorchGpuMemory:
 
     def peak(self) -> dict:
         return {"gpu_peak_bytes": int(self.torch.cuda.max_memory_allocated(self.target)), "gpu_reason": None}
+
+
+#: this folder's framework (measure/frameworks/__init__.py finds it here)
+FRAMEWORK = PyTorch

@@ -38,10 +38,12 @@ def operands(torch, shapes, target, dtype: str):
 
 def product(torch, p, target, dtype: str):
     """A thunk that runs product ``p`` (spec/workloads.py's Product) once on operands made once."""
-    if p.kind == "matmul":
-        m, k, n = p.shape
-        a, b = operands(torch, [(m, k), (k, n)], target, dtype)
-        return lambda: a @ b
+    kind = p.of_kind
+    if kind.einsum is not None:  # any sum: the framework needs no code for a new kind
+        ops = operands(torch, kind.operand_shapes(p.shape), target, dtype)
+        if kind.matmul_form:
+            return lambda: ops[0] @ ops[1]
+        return lambda: torch.einsum(kind.einsum, *ops)
     batch, side, cin, cout, kernel = p.shape
     pad = kernel // 2  # SAME for an odd kernel (an even one gains a row and a column: the same products, nearly)
     out_side = side + 2 * pad - kernel + 1

@@ -177,10 +177,12 @@ def _operation(tf, product: workloads.Product, dtype: str = "float32"):
     def normal(shape):
         return tf.cast(tf.random.normal(shape), dtype)
 
-    if product.kind == "matmul":
-        m, k, n = product.shape
-        a, b = normal([m, k]), normal([k, n])
-        return lambda: tf.matmul(a, b)
+    kind = product.of_kind
+    if kind.einsum is not None:  # any sum: the framework needs no code for a new kind
+        operands = [normal(shape) for shape in kind.operand_shapes(product.shape)]
+        if kind.matmul_form:
+            return lambda: tf.matmul(*operands)
+        return lambda: tf.einsum(kind.einsum, *operands)
     batch, side, cin, cout, kernel = product.shape
     x, w = normal([batch, side, side, cin]), normal([kernel, kernel, cin, cout])
     dy, ones = normal([batch, side, side, cout]), [1, 1, 1, 1]
@@ -217,3 +219,7 @@ class GpuMemory:
             except (ValueError, RuntimeError, KeyError) as exc:
                 self.reason = f"GPU memory statistics unavailable ({exc})"
         return {"gpu_peak_bytes": None, "gpu_reason": self.reason}
+
+
+#: this folder's framework (measure/frameworks/__init__.py finds it here)
+FRAMEWORK = TensorFlow
