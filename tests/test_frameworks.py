@@ -70,3 +70,25 @@ def test_a_declaration_is_refused_when_its_name_is_not_its_folder(tmp_path):
 
     with pytest.raises(ValueError, match="declares name 'other' in folder 'mxnet'"):
         frameworks._declaration(folder / "framework.yaml")
+
+
+def test_each_framework_opens_exactly_the_platforms_its_declaration_installs():
+    """The (framework, platform) table: each framework's ``opens`` names a method for every platform its
+    framework.yaml has an environment for, and no other. A platform without an opening is refused with the fix
+    (planted once: JAX's cuda row left out failed the first assertion)."""
+    import dataclasses
+    import types
+
+    import pytest
+
+    from mnist_speedup.spec import platforms
+
+    for name, cls in classes.types().items():
+        assert set(cls.opens) == set(frameworks.declarations()[name].environments), name
+        assert all(callable(getattr(cls, method)) for method in cls.opens.values()), name
+    framework = classes.class_of("jax").__new__(classes.class_of("jax"))
+    framework.declaration = frameworks.declarations()["jax"]
+    rocm = dataclasses.replace(platforms.PLATFORMS["cuda"], name="rocm", words="ROCm")
+    framework.device = types.SimpleNamespace(platform=rocm)
+    with pytest.raises(classes.DeviceError, match=r"JAX cannot open a ROCm device here\. Fix: .*opens"):
+        framework.open_platform("before_import")

@@ -20,7 +20,8 @@ Adding ROCm (AMD GPUs) would take:
   (amdsmi_get_energy_count and the process list), registered under that name;
   RAPL and the CPU meter apply unchanged to the host;
 - each framework folder: a ``rocm`` environment file in framework.yaml (envs/*-rocm.yaml),
-  and its opening (JAX's ``gpu`` backend and PyTorch's ``cuda`` device both mean a
+  and its opening, a ``rocm`` row in its backend's ``opens`` table (tests/test_frameworks.py checks
+  that the two agree; JAX's ``gpu`` backend and PyTorch's ``cuda`` device both mean a
   ROCm card on a ROCm build; TensorFlow needs tensorflow-rocm);
 - measure/cudalibs.py has a ROCm twin (the loaded HIP, MIOpen and rocBLAS versions);
 - precisions: spec/precisions.py's ``gpu_from`` is an NVIDIA compute capability;

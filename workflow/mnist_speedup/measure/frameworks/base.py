@@ -29,6 +29,9 @@ class Framework:
     optimizer = ""
     #: the exceptions by which the framework says the device ran out of memory
     out_of_memory: tuple[type[BaseException], ...] = ()
+    #: the (framework, platform) table's row: how this framework opens each platform it runs on, as the name
+    #: of its method (platform name -> method; the platforms are those its framework.yaml has environments for)
+    opens: dict[str, str] = {}
 
     def __init__(self, device_spec: dict, *, deterministic: bool = False, seed: int | None = None):
         self.device_spec, self.device = device_spec, devices.of(device_spec)
@@ -36,6 +39,18 @@ class Framework:
         self.deterministic, self.seed = deterministic, seed
         self.precision = device_spec.get("precision") or "float32"
         os.environ.update(self.device.process_environment())
+
+    def open_platform(self, *args):
+        """Open the device's platform by this framework's row of the table (``opens``)."""
+        platform = self.device.platform
+        method = self.opens.get(platform.name)
+        if method is None:
+            raise DeviceError(
+                f"{self.declaration.words} cannot open a {platform.words} device here. Fix: use a framework that "
+                f"runs on {platform.words}, or add its opening to frameworks/{self.name}/backend.py (``opens``) "
+                "and an environment for it to its framework.yaml"
+            )
+        return getattr(self, method)(*args)
 
     # -- what every framework provides ------------------------------------
     def training(self, spec, data: dict, steps: int, setup: dict) -> Training:

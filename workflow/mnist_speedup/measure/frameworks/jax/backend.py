@@ -33,13 +33,7 @@ class Jax(Framework):
 
     def __init__(self, device_spec: dict, *, deterministic: bool = False, seed: int | None = None):
         super().__init__(device_spec, deterministic=deterministic, seed=seed)
-        index = self.device.index
-        if not self.device.platform.accelerator:
-            os.environ["JAX_PLATFORMS"] = "cpu"
-            cores = sorted(os.sched_getaffinity(0))[: self.device.threads]
-            os.sched_setaffinity(0, cores)
-        else:
-            os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+        self.open_platform("before_import")
         if deterministic:
             os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_gpu_deterministic_ops=true").strip()
         import jax
@@ -56,12 +50,25 @@ class Jax(Framework):
         )
         jax.config.update("jax_default_matmul_precision", self.matmul_precision)
         self.out_of_memory = (getattr(jax.errors, "JaxRuntimeError", RuntimeError),)
-        self.target = self._open(jax, index)
+        self.target = self.open_platform("open", jax)
         jax.config.update("jax_default_device", self.target)
 
-    def _open(self, jax, index):
-        if not self.device.platform.accelerator:
-            return jax.devices("cpu")[0]
+    opens = {"cpu": "_cpu", "cuda": "_cuda"}
+
+    def _cpu(self, stage: str, jax=None):
+        """Before the import: JAX on the CPU alone, on the device's cores; then its CPU device."""
+        if stage == "before_import":
+            os.environ["JAX_PLATFORMS"] = "cpu"
+            os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[: self.device.threads])
+            return None
+        return jax.devices("cpu")[0]
+
+    def _cuda(self, stage: str, jax=None):
+        """Before the import: memory taken as needed (not 75% of the card at once); then the card."""
+        if stage == "before_import":
+            os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+            return None
+        index = self.device.index
         try:
             gpus = jax.devices("gpu")
         except RuntimeError:

@@ -48,7 +48,7 @@ class PyTorch(Framework):
 
         self.torch = torch
         self.out_of_memory = (torch.cuda.OutOfMemoryError,)
-        self.target = self._open(torch)
+        self.target = self.open_platform(torch)
         tf32 = precisions.of(self.precision).tensor_float_32
         torch.backends.cuda.matmul.allow_tf32 = tf32
         torch.backends.cudnn.allow_tf32 = tf32
@@ -58,14 +58,17 @@ class PyTorch(Framework):
         if seed is not None:
             torch.manual_seed(seed)
 
-    def _open(self, torch):
-        if not self.device.platform.accelerator:
-            torch.set_num_threads(self.device.threads)
-            try:
-                torch.set_num_interop_threads(1)
-            except RuntimeError:  # a process that already ran PyTorch (a test) keeps its pool; the record says which
-                pass
-            return torch.device("cpu")
+    opens = {"cpu": "_cpu", "cuda": "_cuda"}
+
+    def _cpu(self, torch):
+        torch.set_num_threads(self.device.threads)
+        try:
+            torch.set_num_interop_threads(1)
+        except RuntimeError:  # a process that already ran PyTorch (a test) keeps its pool; the record says which
+            pass
+        return torch.device("cpu")
+
+    def _cuda(self, torch):
         index = self.device.index
         if not torch.cuda.is_available():
             raise DeviceError(

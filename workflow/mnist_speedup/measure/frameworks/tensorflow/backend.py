@@ -30,7 +30,7 @@ class TensorFlow(Framework):
 
         self.tf = tf
         self.out_of_memory = (tf.errors.ResourceExhaustedError,)
-        self.device_name, self.physical = self._open(tf)
+        self.device_name, self.physical = self.open_platform(tf)
         # float32 means float32: TF32 rounds the products' inputs only where the precision says so
         tf.config.experimental.enable_tensor_float_32_execution(precisions.of(self.precision).tensor_float_32)
         import tensorlayer as tl
@@ -41,20 +41,23 @@ class TensorFlow(Framework):
         if seed is not None:
             tf.keras.utils.set_random_seed(seed)  # weights, dropout masks, shuffling
 
-    def _open(self, tf):
+    opens = {"cpu": "_cpu", "cuda": "_cuda"}
+
+    def _cpu(self, tf):
+        # must precede anything that initialises the TF runtime (tensorlayer does); a process
+        # that already ran TensorFlow (a test) keeps its threads, and the record says which
+        try:
+            tf.config.threading.set_intra_op_parallelism_threads(self.device.threads)
+            tf.config.threading.set_inter_op_parallelism_threads(1)
+        except RuntimeError as exc:
+            warnings.warn(
+                f"TensorFlow was already running in this process; its threads stay as they were ({exc})",
+                stacklevel=3,
+            )
+        return "/CPU:0", None
+
+    def _cuda(self, tf):
         index = self.device.index
-        if not self.device.platform.accelerator:
-            # must precede anything that initialises the TF runtime (tensorlayer does); a process
-            # that already ran TensorFlow (a test) keeps its threads, and the record says which
-            try:
-                tf.config.threading.set_intra_op_parallelism_threads(self.device.threads)
-                tf.config.threading.set_inter_op_parallelism_threads(1)
-            except RuntimeError as exc:
-                warnings.warn(
-                    f"TensorFlow was already running in this process; its threads stay as they were ({exc})",
-                    stacklevel=2,
-                )
-            return "/CPU:0", None
         gpus = tf.config.list_physical_devices("GPU")
         if not gpus:
             raise DeviceError(
