@@ -175,6 +175,7 @@ def test_efficiency_rows_that_cannot_be_right_are_flagged():
             "batch_size": 500,
             "machine_key": "m1",
             "threads": [2, 1, 4],
+            "device_words": ["2 threads", "1 thread", "4 threads"],  # as the aggregate derives them from the spec
             "calibrated_flops_per_s": [40e9, 45e9, 80e9],
             "fraction_of_calibrated": [0.8, 1.002, 0.5],
         }

@@ -270,6 +270,7 @@ def _time_stats(runs: pd.DataFrame, bs: int) -> dict:
         "calibrated_flops_per_s": runs.calibrated_flops_per_s.mean(),
         "numpy_flops_per_s": runs.numpy_flops_per_s.mean(),
         "threads": runs.threads.iloc[0],
+        "device_words": runs.device_words.iloc[0],
         "machine_key": runs.machine_key.iloc[0],
         "test_accuracy_mean": runs.test_accuracy.mean(),
         "steps_per_call": runs.steps_per_call_effective.iloc[0],

@@ -137,9 +137,9 @@ def efficiency_flags(speedup: pd.DataFrame) -> list[str]:
             fewer = group[(group.threads < more.threads) & (group.calibrated_flops_per_s > more.calibrated_flops_per_s)]
             for _, less in fewer.iterrows():
                 out.append(
-                    f"{more.device} ({devices.describe(devices.spec_of_row(more))}) calibrated at "
+                    f"{more.device} ({more.device_words}) calibrated at "
                     f"{more.calibrated_flops_per_s / 1e9:.1f} GFLOP/s {at(more, speedup)}, below {less.device} "
-                    f"({devices.describe(devices.spec_of_row(less))}) at {less.calibrated_flops_per_s / 1e9:.1f}: "
+                    f"({less.device_words}) at {less.calibrated_flops_per_s / 1e9:.1f}: "
                     f"{_DISTURBED}."
                 )
     return out

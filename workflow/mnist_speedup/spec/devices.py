@@ -310,34 +310,29 @@ def checked_spec(spec: dict) -> dict:
 
 
 def columns(spec: dict, env: dict) -> dict:
-    """The device's columns in summary.csv."""
+    """The device's columns in summary.csv: the spec's keys (``SPEC_COLUMNS``), and what the report says of the
+    device, in words derived here from the spec itself (a row is never turned back into a spec)."""
+    precision = spec.get("precision", "float32")
+    native, why = of(spec).native_precision(precision, env)
+    gpu_name = env.get("gpu_name")
     return {
         "device_type": spec["type"],
         "threads": spec.get("threads"),
         "gpu_index": spec.get("index"),
-        "gpu_name": env.get("gpu_name"),
-        "precision": spec.get("precision", "float32"),
+        "gpu_name": gpu_name,
+        "precision": precision,
         "jit_compile": bool(spec.get("jit_compile", False)),
         "framework": frameworks.name_of(spec),
-    }
-
-
-def spec_of_row(row) -> dict:
-    """A device spec back from a summary.csv row (for its description)."""
-    return {
-        "type": row.device_type,
-        "threads": row.get("threads"),
-        "index": row.get("gpu_index"),
-        "precision": row.get("precision", "float32"),
-        "jit_compile": bool(row.get("jit_compile", False)),
-        "framework": row.get("framework") if isinstance(row.get("framework"), str) else None,
+        "device_words": describe(spec, gpu_name if isinstance(gpu_name, str) and gpu_name else None),
+        "numerics_words": precisions.words(spec),
+        "precision_native": native,
+        "precision_native_why": why,
     }
 
 
 def label(row) -> str:
-    """``cpu (2 threads)``, ``gpu (NVIDIA H100)``: a device with what it is."""
-    name = row.get("gpu_name") if isinstance(row.get("gpu_name"), str) and row.get("gpu_name") else None
-    return f"{row.device} ({describe(spec_of_row(row), name)})"
+    """``cpu (2 threads)``, ``gpu (NVIDIA H100)``: a device with what it is (its row's ``device_words``)."""
+    return f"{row.device} ({row.device_words})"
 
 
 def labels_of(summary) -> dict[str, str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from mnist_speedup.report.format import ci, esc, table, times
-from mnist_speedup.spec import devices, frameworks, precisions
+from mnist_speedup.spec import frameworks
 
 
 def over_twin(twins: pd.DataFrame, device: str, kind: str, several_workloads: bool) -> str:
@@ -25,10 +25,10 @@ def over_twin(twins: pd.DataFrame, device: str, kind: str, several_workloads: bo
     return "; ".join(out) or "—"
 
 
-def _native(device: str, row, env: dict) -> str:
-    native, why = devices.of(devices.spec_of_row(row)).native_precision(row.precision, env or {})
+def _native(row) -> str:
+    native = row.precision_native if isinstance(row.precision_native, bool) else None
     word = "native" if native else "emulated ⚠" if native is False else "unknown"
-    return f"{word}: {esc(why)}"
+    return f"{word}: {esc(row.precision_native_why)}"
 
 
 def _parity(speedup: pd.DataFrame, device: str, baseline: str) -> str:
@@ -53,8 +53,8 @@ def render(report) -> list[str]:
         rows.append(
             {
                 "device": report.names[device],
-                "numerics": esc(precisions.words(devices.spec_of_row(row))),
-                "hardware": _native(device, row, report.environments.get(device)),
+                "numerics": esc(row.numerics_words),
+                "hardware": _native(row),
                 "speedup over its float32 twin": over_twin(twins, device, "precision", several),
                 **(
                     {"speedup over its TensorFlow twin": over_twin(twins, device, "framework", several)}
