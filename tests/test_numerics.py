@@ -240,6 +240,7 @@ def test_welch_one_sided_against_a_hand_computed_p():
 
 
 def test_a_failed_device_headline_quotes_no_training_speedup():
+    from mnist_speedup.analysis import headline as choice
     from mnist_speedup.report.sections import headline
 
     row = pd.Series(
@@ -247,11 +248,14 @@ def test_a_failed_device_headline_quotes_no_training_speedup():
             "device": "gpu-amp",
             "batch_size": 500,
             "speedup": 2.5,
+            "speedup_ci_low": 2.2,
+            "speedup_ci_high": 2.8,
             "parity": "FAIL",
             "parity_reason": "needs more epochs to 95% (5.0 against 4.0; one-sided Welch p = 0.001)",
         }
     )
-    sentence = headline._sentence(row, "gpu-amp", "cpu", "")
+    assert choice.verdict(row) == "parity_fail"  # the analysis's verdict, whatever its interval says
+    sentence = headline._sentence(pd.Series({**row, "verdict": choice.verdict(row)}), "gpu-amp", "cpu")
     assert sentence.startswith("gpu-amp did not train to the same quality as cpu at batch size 500 (needs more")
     assert "no training speedup is quoted" in sentence
 

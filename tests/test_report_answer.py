@@ -49,6 +49,22 @@ def test_one_headline_names_the_largest_speedup_then_the_articles_batch_size(tmp
     assert lines[1].startswith("At the article's batch size 500: cpu1 (1 thread) trained 2.52× faster")
 
 
+def test_the_headline_words_the_aggregations_choice_and_verdicts_and_computes_none(tmp_path):
+    """House 4 (4): the choice (which settings) and each verdict are the headline table's (analysis/headline.py);
+    the section only words them. Planted once: the section choosing the largest speedup itself again failed
+    here (it named batch 100 where the table names batch 500)."""
+    report = _report(tmp_path)
+    chosen = report.tables.headline
+    assert list(zip(chosen.role, chosen.batch_size, chosen.verdict)) == [
+        ("largest", 100, "faster"),
+        ("article", 500, "faster"),
+    ]
+    report.tables.headline = chosen[chosen.role == "article"].assign(role="largest", verdict="indistinct")
+    (line,) = headline.sentences(report)
+    assert line.startswith("Largest of 2 settings: cpu1 (1 thread) and cpu (2 threads) cannot be told apart")
+    assert "at batch size 500" in line
+
+
 def test_each_workload_gets_its_own_headline_under_its_name(tmp_path):
     lines = headline.sentences(_report(tmp_path, batch_sizes=(500,), workloads=("mlp", "wide")))
     assert [line.split(":")[0] for line in lines] == ["MLP 784-64-10", "MLP 784-128-10"]

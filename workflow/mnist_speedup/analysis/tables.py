@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from mnist_speedup.analysis import aggregate, checks, drift, parity, replication, scaling, stats, tta, twins
+from mnist_speedup.analysis import aggregate, checks, drift, headline, parity, replication, scaling, stats, tta, twins
 from mnist_speedup.analysis import frameworks as pairs_of
 from mnist_speedup.spec import run
 
@@ -65,7 +65,8 @@ def make(runs, settings: Settings, extra_runs=(), calibration_files=(), cut=()) 
 def derived(made: dict, baseline: str, settings: Settings, level: float) -> dict:
     """The numbers the report shows beyond the main tables, each computed here once (never while
     rendering): framework pairs, each framework's own speedup, twin speedups, the geometric means
-    across workloads, the warnings, the seeds' mean learning curves, and which device is the baseline."""
+    across workloads, the warnings, the seeds' mean learning curves, which device is the baseline, and the
+    headline's choice (analysis/headline.py)."""
     summary, margin = made["summary"], settings.parity_margin
     shown = {"devices_auto": settings.devices_auto, "no_gpu_reason": settings.no_gpu_reason}
     found = checks.warnings(SimpleNamespace(**made), baseline, shown) + checks.unsigned(settings.unsigned_folders)
@@ -77,4 +78,5 @@ def derived(made: dict, baseline: str, settings: Settings, level: float) -> dict
         "warnings": pd.DataFrame({"warning": found}, columns=["warning"]),
         "mean_curves": tta.mean_curves(made["curves"]),
         "baseline": pd.DataFrame({"baseline": [baseline]}),
+        "headline": headline.table(made["speedup"], baseline),
     }

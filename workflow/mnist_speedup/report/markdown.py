@@ -77,6 +77,7 @@ class Tables:
     twins: pd.DataFrame = dataclasses.field(default_factory=_empty)
     geomeans: pd.DataFrame = dataclasses.field(default_factory=_empty)
     warnings: pd.DataFrame = dataclasses.field(default_factory=_empty)
+    headline: pd.DataFrame = dataclasses.field(default_factory=_empty)
 
     #: each field's table in the registry (report/outputs.py)
     NAMES = {
@@ -91,6 +92,7 @@ class Tables:
         "twins": "twins",
         "geomeans": "geometric_means",
         "warnings": "warnings",
+        "headline": "headline",
     }
 
     @classmethod

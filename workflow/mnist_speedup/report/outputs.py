@@ -62,6 +62,7 @@ TABLES = (
     Table("warnings"),
     Table("mean_curves"),  # per device and epoch, over seeds: what the learning-curve panel draws
     Table("baseline"),
+    Table("headline"),  # which settings the headline names, with each sentence's verdict and numbers
 )
 #: the tables the Markdown report reads (all but the per-epoch curves, which only the figures draw)
 REPORT_TABLES = tuple(t.name for t in TABLES if t.name not in ("curves", "mean_curves"))
