@@ -17,8 +17,17 @@ FRAMEWORKS = ("tensorflow", "jax", "pytorch")
 PACKAGE = "workflow/mnist_speedup"
 
 
+#: the toy's entry in the schema: its keys and their defaults
+SCHEMA_ENTRY = "        toy: {hidden: [256]}\n"
+
+
 def add_toy(workdir):
-    """The toy's files, where a user adds a workload type."""
+    """The toy's files, where a user adds a workload type, and its keys in the schema."""
+    schema = workdir / "workflow" / "schemas" / "config.schema.yaml"
+    text = schema.read_text(encoding="utf-8")
+    anchor = "        cnn: {filters: [32, 64], kernel: 5, pool: 2, dense: 1024, dropout: 0.5}\n"
+    assert anchor in text
+    schema.write_text(text.replace(anchor, anchor + SCHEMA_ENTRY), encoding="utf-8")
     shutil.copy(TOY / "workload" / "toy.py", workdir / PACKAGE / "workloads" / "toy.py")
     for name in FRAMEWORKS:
         shutil.copy(TOY / name / "toy.py", workdir / PACKAGE / "measure" / "frameworks" / name / "layers" / "toy.py")

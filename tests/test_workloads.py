@@ -61,7 +61,7 @@ def test_the_default_is_the_article_network_with_every_key_filled_in():
         ({"m": {"type": "mlp", "dropout": [0.2, 1.0, 0.5]}}, "is not a dropout rate in [0, 1)"),
         ({"m": {"type": "mlp", "dropout": [-0.1, 0.5, 0.5]}}, "is not a dropout rate in [0, 1)"),
         ({"m": {"type": "mlp", "dropout": [0.2, 0.5]}}, "has 2 rates for 2 hidden layers"),
-        ({"m": {"type": "mlp", "dropout": 0.5}}, "0.5 is not what a mlp takes"),
+        ({"m": {"type": "mlp", "dropout": 0.5}}, "0.5 is one rate, and an MLP takes one per layer"),
         ({"m": {"type": "mlp", "filters": [8]}}, "['filters'] is not a key of a mlp workload"),
         ({"c": {"type": "cnn", "filters": [8, 8, 8, 8, 8]}}, "leave no spatial size (28 -> 14 -> 7 -> 3 -> 1 -> 0)"),
         ({"c": {"type": "cnn", "pool": 29}}, "29 is greater than the maximum of 28"),

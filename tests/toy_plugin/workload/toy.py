@@ -28,7 +28,6 @@ class Gram(Layer):
 class Toy(Workload):
     type = "toy"
     family, marker = "Toy", "^"
-    keys = {"hidden": [256]}
     product_kinds = (ProductKind("bmm", "bmk,bkn->bmn"), ProductKind("bmm_nt", "bmk,bnk->bmn"))
     #: the Gram layer's scale and residual add, forward and backward, per output element
     elementwise_costs = {"gram": 4}

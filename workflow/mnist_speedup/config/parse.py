@@ -24,7 +24,7 @@ from mnist_speedup.spec import devices as dev
 from mnist_speedup.spec import frameworks, workloads
 from mnist_speedup.spec.gpus import Listing
 from mnist_speedup.spec.gpus import listing as gpu_listing
-from mnist_speedup.spec.schema import with_registries
+from mnist_speedup.spec.schema import with_frameworks
 
 #: images in the canonical MNIST training file
 MNIST_TRAIN_IMAGES = 60_000
@@ -116,7 +116,7 @@ def prepare(config: dict, command_line: dict | None, schema_path, defaults: bool
     ``defaults``, the schema's defaults are filled in."""
     from mnist_speedup.config import sources as configinput
 
-    schema = with_registries(yaml.safe_load(Path(schema_path).read_text(encoding="utf-8")))
+    schema = workloads.with_types(with_frameworks(yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))))
     configinput.replace_mappings(config, configinput.coerce(command_line or {}, schema))
     config.update(configinput.coerce(dict(config), schema))
     found = configinput.non_finite({k: v for k, v in config.items() if not k.startswith("_")})
@@ -290,14 +290,6 @@ def _resolve_workloads(config: dict) -> None:
                 f"workloads.{label}",
                 f"{foreign} {'is not a key' if len(foreign) == 1 else 'are not keys'} of a {kind.type} workload",
                 f"use only {sorted(kind.keys)} with type: {kind.type}",
-            )
-        dropout = spec.get("dropout")
-        if dropout is not None and isinstance(dropout, list) != kind.dropout_per_layer:
-            _fail(
-                f"workloads.{label}.dropout",
-                f"{dropout!r} is not what a {kind.type} takes",
-                "give an MLP a list of rates (input, then one after each hidden layer), e.g. [0.2, 0.5, 0.5], "
-                "and a CNN one rate, e.g. 0.5",
             )
         workload = kind(spec)
         workload.check(label, _fail)

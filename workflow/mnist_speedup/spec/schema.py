@@ -7,26 +7,22 @@ accuracy, a run's ``step_samples``) asks here instead of writing it again.
 
 from __future__ import annotations
 
+import copy
 import functools
 from pathlib import Path
 
 import yaml
 
-from mnist_speedup.spec import frameworks, workloads
+from mnist_speedup.spec import frameworks
 
 PATH = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 
 
 @functools.cache
 def load() -> dict:
-    """The schema, with the frameworks' enum from their declarations (spec/frameworks.py) and the workload
-    types' from their files (spec/workloads.py): neither list has a copy here to fall behind."""
-    return with_registries(yaml.safe_load(PATH.read_text(encoding="utf-8")))
-
-
-def with_registries(schema: dict) -> dict:
-    """``schema`` with every enum that a registry owns filled in from it, in place."""
-    return with_workload_types(with_frameworks(schema))
+    """The schema, with the frameworks' enum from their declarations (spec/frameworks.py): the
+    framework list has no copy here to fall behind (the workload types' enum: spec/workloads.py's with_types)."""
+    return with_frameworks(yaml.safe_load(PATH.read_text(encoding="utf-8")))
 
 
 def with_frameworks(schema: dict) -> dict:
@@ -37,12 +33,10 @@ def with_frameworks(schema: dict) -> dict:
     return schema
 
 
-def with_workload_types(schema: dict) -> dict:
-    """``schema`` with the workload's ``type`` enum (and its fix) set to the workload types found, in place."""
-    kind = schema["properties"]["workloads"]["additionalProperties"]["properties"]["type"]
-    names = sorted(workloads.types())
-    kind.update(enum=names, **{"x-fix": f"use one of {names}, e.g. type: mlp (the article's network)"})
-    return schema
+def workload_keys(kind: str) -> dict | None:
+    """A workload type's keys and their defaults (a copy; None: the schema has no entry for it)."""
+    by_type = load()["properties"]["workloads"]["additionalProperties"]["x-keys-by-type"]
+    return copy.deepcopy(by_type[kind]) if kind in by_type else None
 
 
 def default(key: str):

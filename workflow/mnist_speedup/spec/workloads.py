@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 
 from mnist_speedup import plugins
+from mnist_speedup.spec import schema
 
 #: MNIST's images and classes
 IMAGE_SIDE = 28
@@ -169,17 +170,29 @@ def dense_products(b: int, layers, first_needs_input_grad: bool) -> list[Product
     return out
 
 
+class _SchemaKeys:
+    """A workload type's keys and defaults, read from the schema's ``x-keys-by-type`` when asked."""
+
+    def __get__(self, obj, cls) -> dict:
+        keys = schema.workload_keys(cls.type)
+        if keys is None:
+            raise WorkloadError(
+                f"workload type {cls.type!r} has no entry in {schema.PATH.name}: add its keys and their "
+                "defaults under workloads' x-keys-by-type"
+            )
+        return keys
+
+
 class Workload:
-    """One network. Subclasses set ``type``, ``keys`` (their spec keys
-    with defaults) and the methods that differ."""
+    """One network. Subclasses set ``type`` and the methods that differ; their keys and defaults are
+    the schema's (``x-keys-by-type``)."""
 
     type = ""
     #: the family's name in a legend, and its marker in the figures (each type its own)
     family: str = ""
     marker: str = ""
-    keys: dict = {}
-    #: ``dropout`` is a list (one rate per layer) rather than one rate
-    dropout_per_layer = False
+    #: the type's spec keys with their defaults, from the schema (its only home)
+    keys = _SchemaKeys()
     #: the product kinds and element-wise kinds (FLOPs per element) this type adds to the basic ones
     product_kinds: tuple[ProductKind, ...] = ()
     elementwise_costs: dict[str, int] = {}
@@ -261,6 +274,15 @@ def product_kinds() -> dict[str, ProductKind]:
                 raise plugins.PluginError(f"product kind {kind.name!r} of {cls.type} is already another kind")
             kinds[kind.name] = kind
     return kinds
+
+
+def with_types(schema_dict: dict) -> dict:
+    """``schema_dict`` (the config schema) with the workload's ``type`` enum (and its fix) set to the workload
+    types found, in place: the list has no copy in the schema to fall behind."""
+    kind = schema_dict["properties"]["workloads"]["additionalProperties"]["properties"]["type"]
+    names = sorted(types())
+    kind.update(enum=names, **{"x-fix": f"use one of {names}, e.g. type: mlp (the article's network)"})
+    return schema_dict
 
 
 def __getattr__(name: str):

@@ -20,7 +20,6 @@ class Cnn(Workload):
 
     type = "cnn"
     family, marker = "CNN", "s"
-    keys = {"filters": [32, 64], "kernel": 5, "pool": 2, "dense": 1024, "dropout": 0.5}
     input_shape = (IMAGE_SIDE, IMAGE_SIDE, 1)
 
     def sides(self) -> list[int]:
@@ -86,6 +85,12 @@ class Cnn(Workload):
         }
 
     def check(self, label: str, fail) -> None:
+        if isinstance(self.spec["dropout"], list):
+            fail(
+                f"workloads.{label}.dropout",
+                f"{self.spec['dropout']!r} is a list, and a CNN takes one rate (before its last layer)",
+                "give one rate, e.g. dropout: 0.5",
+            )
         if self.spec["kernel"] > IMAGE_SIDE:
             fail(
                 f"workloads.{label}.kernel",

@@ -11,8 +11,6 @@ class Mlp(Workload):
 
     type = "mlp"
     family, marker = "MLP", "o"
-    keys = {"hidden": [800, 800], "dropout": None}
-    dropout_per_layer = True
 
     def __init__(self, spec: dict):
         super().__init__(spec)
@@ -49,6 +47,12 @@ class Mlp(Workload):
 
     def check(self, label: str, fail) -> None:
         hidden, dropout = self.spec["hidden"], self.spec["dropout"]
+        if not isinstance(dropout, list):
+            fail(
+                f"workloads.{label}.dropout",
+                f"{dropout!r} is one rate, and an MLP takes one per layer",
+                f"give a list of rates: the input's, then one after each hidden layer, e.g. {[0.2] + [0.5] * len(hidden)}",
+            )
         if len(dropout) != len(hidden) + 1:
             fail(
                 f"workloads.{label}.dropout",
