@@ -49,6 +49,23 @@ def test_the_workflow_plans_the_toy_on_every_framework(toy_workdir):
     assert planned["calibrate"] == 3 and planned["train"] == 6  # 3 devices x 2 seeds, one workload
 
 
+def test_the_training_digest_covers_the_toy_files(toy_workdir):
+    """A run's code digest covers every plug-in file it may run (codedigest.py follows the PLUGINS globs), so
+    adding or editing the toy's files reruns the training they change. Planted once: a digest without the
+    globs left the toy's files out."""
+    workdir, _ = toy_workdir
+    package = workdir / PACKAGE
+    code = (
+        f"import sys; sys.path.insert(0, {str(workdir / 'workflow')!r}); from mnist_speedup import codedigest; "
+        f"print('\\n'.join(str(p) for p in codedigest.modules({str(workdir / 'workflow' / 'scripts' / 'train.py')!r})))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    covered = {p for p in proc.stdout.splitlines() if p}
+    toy = {str(package / "workloads" / "toy.py")}
+    toy |= {str(package / "measure" / "frameworks" / name / "layers" / "toy.py") for name in FRAMEWORKS}
+    assert toy <= covered, proc.stderr
+
+
 def _calibrate_and_train(workdir, name: str, npz, folder) -> dict:
     """In a process of its own (as the workflow runs each job): the calibration of a ``name`` device at the
     toy's shapes, and one run of the toy read back through the strict reader."""

@@ -2,7 +2,8 @@
 
 A stage's digest is the SHA-256 of every module of this package that its
 rule script imports, directly or through other modules (found by reading
-the imports, never by a hand-kept list). Passed as a param, it reruns
+the imports, never by a hand-kept list), and every plug-in module that one of
+them reads (its ``PLUGINS`` glob, plugins.py). Passed as a param, it reruns
 exactly the jobs whose code changed.
 """
 
@@ -11,6 +12,8 @@ from __future__ import annotations
 import ast
 import hashlib
 from pathlib import Path
+
+from mnist_speedup import plugins
 
 PACKAGE = "mnist_speedup"
 ROOT = Path(__file__).resolve().parent
@@ -54,9 +57,20 @@ def _imported(path: Path, package: str) -> frozenset[str]:
     return _IMPORTED[key]
 
 
-def _read_imports(path: Path, package: str) -> set[str]:
+def _plugins(tree: ast.Module, path: Path) -> set[str]:
+    """The plug-in modules a module reads: those its module-level ``PLUGINS`` glob names (plugins.py)."""
     out = set()
-    for node in _statements(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["PLUGINS"]:
+            found = [plugins.module_name(p) for p in plugins.files(path, ast.literal_eval(node.value))]
+            out |= {*found, *(name.rsplit(".", 1)[0] for name in found)}  # each with its package
+    return out
+
+
+def _read_imports(path: Path, package: str) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = _plugins(tree, path)
+    for node in _statements(tree):
         if isinstance(node, ast.Import):
             out |= {a.name for a in node.names if a.name.split(".")[0] == PACKAGE}
         elif isinstance(node, ast.ImportFrom):

@@ -161,16 +161,26 @@ def _innermost(error):
 
 def fill_defaults(instance, schema: dict) -> None:
     """Set the schema's defaults in ``instance``, in place, where a key is absent, at every depth of
-    ``properties`` (the schema has defaults nowhere else). No second validation: :func:`schema_problem`
-    checked the config once already, where Snakemake's ``validate`` would check it again
-    (tests/test_config_errors.py compares the two on every kept config)."""
+    ``properties``, of ``additionalProperties`` (each device's keys) and of the mapping branch of a ``oneOf``
+    (``devices``: auto, or a mapping). No second validation: :func:`schema_problem` checked the config once
+    already, where Snakemake's ``validate`` would check it again (tests/test_config_errors.py compares the two
+    on every kept config)."""
     if not isinstance(instance, dict):
         return
-    for key, sub in schema.get("properties", {}).items():
+    for branch in schema.get("oneOf", []):
+        if branch.get("type") == "object":
+            fill_defaults(instance, branch)
+    named = schema.get("properties", {})
+    for key, sub in named.items():
         if "default" in sub:
             instance.setdefault(key, copy.deepcopy(sub["default"]))
         if key in instance:
             fill_defaults(instance[key], sub)
+    others = schema.get("additionalProperties")
+    if isinstance(others, dict):
+        for key, value in instance.items():
+            if key not in named:
+                fill_defaults(value, others)
 
 
 def schema_problem(config: dict, schema: dict) -> str | None:

@@ -91,7 +91,7 @@ def measure(spec: dict, workload_spec: dict, batch_sizes: list[int], square_size
     """What a calibration measures of one device at one workload's shapes (the
     rule script adds the schema version and names: records/calibration.py)."""
     framework = frameworks.open_device(spec)
-    workload, dtype = workloads.of(workload_spec), precisions.compute_dtype(spec.get("precision", "float32"))
+    workload, dtype = workloads.of(workload_spec), precisions.compute_dtype(precisions.name_of(spec))
     out = {
         "device_spec": dict(spec),
         "dtype": dtype,

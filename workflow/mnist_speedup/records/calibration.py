@@ -74,7 +74,7 @@ def _check_dtype(data: dict, path) -> None:
     spec = data.get("device_spec")
     if not isinstance(spec, dict) or not isinstance(data.get("workload_spec"), dict):
         raise _refuse(path, "device_spec or workload_spec is missing or not a mapping")
-    precision = spec.get("precision", "float32")
+    precision = precisions.name_of(spec)
     if precision not in precisions.PRECISIONS:
         raise _refuse(path, f"device_spec.precision {precision!r} is not one of {sorted(precisions.PRECISIONS)}")
     want = precisions.compute_dtype(precision)

@@ -195,7 +195,7 @@ _TF32_ON = {
 
 def tf32_off_in_float32(r: dict):
     """A float32 record ran true float32: no framework's TF32 switch was on (it would be headlined as float32)."""
-    if (r["device_spec"].get("precision") or precisions.DEFAULT) != "float32":
+    if precisions.name_of(r["device_spec"]) != "float32":
         return None
     for dotted, on in _TF32_ON.items():
         section, key = dotted.split(".")

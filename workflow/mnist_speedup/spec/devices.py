@@ -109,7 +109,7 @@ class Device:
         """Fill in ``framework``, ``precision`` and ``jit_compile``; warnings
         for settings that work but are likely slow."""
         spec.setdefault("framework", frameworks.DEFAULT)
-        spec.setdefault("precision", "float32")
+        spec.setdefault("precision", precisions.DEFAULT)
         spec.setdefault("jit_compile", frameworks.of(spec).always_compiles)
         return []
 
@@ -284,7 +284,7 @@ def describe(spec: dict, gpu_name: str | None = None) -> str:
     """What a device is, in words: ``2 threads`` or the GPU's name, with
     its numerics where they are not plain float32 (``2 threads, bf16 mixed``)."""
     fw = frameworks.of(spec)
-    plain = spec.get("precision") in (None, "float32") and bool(spec.get("jit_compile")) == fw.always_compiles
+    plain = precisions.name_of(spec) == precisions.DEFAULT and bool(spec.get("jit_compile")) == fw.always_compiles
     words = of(spec).describe(gpu_name)
     if fw.name != frameworks.DEFAULT:
         words = f"{words}, {fw.words}"
@@ -312,7 +312,7 @@ def checked_spec(spec: dict) -> dict:
 def columns(spec: dict, env: dict) -> dict:
     """The device's columns in summary.csv: the spec's keys (``SPEC_COLUMNS``), and what the report says of the
     device, in words derived here from the spec itself (a row is never turned back into a spec)."""
-    precision = spec.get("precision", "float32")
+    precision = precisions.name_of(spec)
     native, why = of(spec).native_precision(precision, env)
     gpu_name = env.get("gpu_name")
     return {

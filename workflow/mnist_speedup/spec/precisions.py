@@ -18,13 +18,29 @@ frameworks/jax_model.py); this module says what the precisions are.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+
+from mnist_speedup.spec import schema
 
 #: dynamic loss scaling, as Keras's LossScaleOptimizer does it
 INITIAL_SCALE = 2.0**15
 GROWTH_STEPS = 2000
-#: the precision of a device spec that names none
-DEFAULT = "float32"
+
+
+@functools.cache
+def _default() -> str:
+    devices = next(s for s in schema.load()["properties"]["devices"]["oneOf"] if s.get("type") == "object")
+    return devices["additionalProperties"]["properties"]["precision"]["default"]
+
+
+#: the precision of a device spec that names none (the schema's default)
+DEFAULT = _default()
+
+
+def name_of(device_spec: dict) -> str:
+    """The precision a device spec names, or the default."""
+    return device_spec.get("precision") or DEFAULT
 
 
 @dataclass(frozen=True)
@@ -89,7 +105,7 @@ def section(device_spec: dict, scaling: dict | None, skipped_per_epoch: list[int
     """A run record's ``numerics`` section. ``scaling``: the loss scaling's
     summary (None: none); ``products``: what the framework says of how its
     products ran (TF32 on or off, JAX's matmul precision)."""
-    precision = device_spec.get("precision", "float32")
+    precision = name_of(device_spec)
     return {
         "precision": precision,
         "compute_dtype": compute_dtype(precision),

@@ -33,8 +33,8 @@ N_CLASSES = 10
 DEFAULT = {"type": "mlp"}
 #: the article's batch size
 ARTICLE_BATCH_SIZE = 500
-#: the folder of the workload types' files
-PLUGINS = "mnist_speedup.workloads"
+#: the workload types' files (mnist_speedup/plugins.py)
+PLUGINS = "../workloads/*.py"
 
 # Element-wise costs per element, forward and backward together. Conventions, written down so that the
 # count can be checked by hand; the products dominate (97.5% of the MLP's step at batch 100).
@@ -257,7 +257,7 @@ class Workload:
 def types() -> dict[str, type[Workload]]:
     """Every workload type, by its ``type:`` in the config: the ``WORKLOADS`` of each file in the folder
     mnist_speedup/workloads/ (read on first use)."""
-    found = plugins.collect(PLUGINS, "WORKLOADS")
+    found = plugins.collect(__file__, PLUGINS, "WORKLOADS")
     for name, cls in found.items():
         if cls.type != name:
             raise plugins.PluginError(f"{cls.__name__} is listed as {name!r} but its type is {cls.type!r}")

@@ -26,6 +26,9 @@ from mnist_speedup.spec.frameworks import declarations, name_of
 
 __all__ = ["DeviceError", "Framework", "of", "open_device", "types"]
 
+#: each framework's class, in its folder (codedigest.py follows this to every backend a run may open)
+PLUGINS = "*/backend.py"
+
 
 @functools.cache
 def class_of(name: str) -> type[Framework]:

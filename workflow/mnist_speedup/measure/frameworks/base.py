@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 
-from mnist_speedup.spec import devices, frameworks, workloads
+from mnist_speedup.spec import devices, frameworks, precisions, workloads
 
 
 class DeviceError(RuntimeError):
@@ -37,7 +37,7 @@ class Framework:
         self.device_spec, self.device = device_spec, devices.of(device_spec)
         self.declaration = frameworks.declarations()[self.name]
         self.deterministic, self.seed = deterministic, seed
-        self.precision = device_spec.get("precision") or "float32"
+        self.precision = precisions.name_of(device_spec)
         os.environ.update(self.device.process_environment())
 
     def open_platform(self, *args):

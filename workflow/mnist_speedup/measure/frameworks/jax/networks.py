@@ -29,10 +29,14 @@ def init_params(jax, workload, seed: int) -> list[dict]:
     return [{name: jax.numpy.asarray(value) for name, value in weights.items()} for weights in drawn]
 
 
+#: the layer kinds' files (mnist_speedup/plugins.py)
+PLUGINS = "layers/*.py"
+
+
 @functools.cache
 def layer_kinds() -> dict:
     """Every layer kind JAX builds: the ``LAYERS`` of each file in layers/."""
-    return plugins.collect(f"{__package__}.layers", "LAYERS")
+    return plugins.collect(__file__, PLUGINS, "LAYERS")
 
 
 def _kind(kinds, layer):

@@ -18,7 +18,11 @@ def build(torch, workload, seed: int):
     return torch.nn.Sequential(*modules)
 
 
+#: the layer kinds' files (mnist_speedup/plugins.py)
+PLUGINS = "layers/*.py"
+
+
 @functools.cache
 def layer_kinds() -> dict:
     """Every layer kind PyTorch builds: the ``LAYERS`` of each file in layers/."""
-    return plugins.collect(f"{__package__}.layers", "LAYERS")
+    return plugins.collect(__file__, PLUGINS, "LAYERS")

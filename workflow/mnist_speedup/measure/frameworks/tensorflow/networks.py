@@ -19,7 +19,11 @@ def build(tf, tl, workload: workloads.Workload):
     return tl.models.Model(inputs=ni, outputs=nn)
 
 
+#: the layer kinds' files (mnist_speedup/plugins.py)
+PLUGINS = "layers/*.py"
+
+
 @functools.cache
 def layer_kinds() -> dict:
     """Every layer kind TensorFlow builds: the ``LAYERS`` of each file in layers/."""
-    return plugins.collect(f"{__package__}.layers", "LAYERS")
+    return plugins.collect(__file__, PLUGINS, "LAYERS")
