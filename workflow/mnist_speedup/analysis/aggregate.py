@@ -72,12 +72,11 @@ def _check_calibrations(df: pd.DataFrame, loaded) -> None:
         ]
         if runs.empty:
             continue
-        run_row, have = runs.iloc[0], calibration.spec_columns(data)
-        for column, key in DEVICE_FIELDS.items():
-            if _value(have[column]) != _value(run_row[column]):
-                raise calibration.refuse_mismatch(
-                    data, path, f"device_spec.{key}", have[column], run_row[column], run_row.path
-                )
+        run_row = runs.iloc[0]
+        differ = devices.first_difference(devices.checked_spec(data["device_spec"]), json.loads(run_row.device_spec))
+        if differ:
+            key, have, ran = differ
+            raise calibration.refuse_mismatch(data, path, f"device_spec.{key}", have, ran, run_row.path)
         spec = json.dumps(data["workload_spec"], sort_keys=True)
         if spec != run_row.workload_spec:
             raise calibration.refuse_mismatch(data, path, "workload_spec", spec, run_row.workload_spec, run_row.path)
@@ -182,21 +181,19 @@ def check_like_with_like(df: pd.DataFrame, baseline: str) -> None:
         _same(runs, runs.iloc[0], "workload_spec", f"workload {runs.workload.iloc[0]}")
 
 
-DEVICE_FIELDS = devices.SPEC_COLUMNS
-
-
 def check_against_config(df: pd.DataFrame, device_specs: dict, workload_specs: dict) -> None:
     """A local record must have run its device and workload as the config
     specifies them (a record edited and resealed, or left by another config,
-    is refused); the runs of one imported device must agree with each other."""
-    from mnist_speedup.spec import devices
-
+    is refused); the runs of one imported device must agree with each other.
+    Specs are compared as dicts (spec/devices.py's checked_spec), never as table cells."""
     local = df[df.origin == "local"]
     for _, row in local[local.device_label.isin(list(device_specs))].iterrows():
-        spec = devices.columns(device_specs[row.device_label], {})
-        for column, key in DEVICE_FIELDS.items():
-            if _value(row[column]) != _value(spec[column]):
-                _disagree(row.path, f"device_spec.{key}", row[column], spec[column], f"device {row.device_label}")
+        differ = devices.first_difference(
+            json.loads(row.device_spec), devices.checked_spec(device_specs[row.device_label])
+        )
+        if differ:
+            key, found, wanted = differ
+            _disagree(row.path, f"device_spec.{key}", found, wanted, f"device {row.device_label}")
         want = workload_specs.get(row.workload)
         if want is not None and row.workload_spec != json.dumps(want, sort_keys=True):
             _disagree(
@@ -208,23 +205,15 @@ def check_against_config(df: pd.DataFrame, device_specs: dict, workload_specs: d
             )
     for device, runs in df[df.origin != "local"].groupby("device", sort=True):
         first = runs.iloc[0]
-        for column in DEVICE_FIELDS:
-            differ = runs[runs[column].map(_value) != _value(first[column])]
-            if not differ.empty:
+        for _, other in runs.iterrows():
+            differ = devices.first_difference(json.loads(other.device_spec), json.loads(first.device_spec))
+            if differ:
+                key, found, wanted = differ
                 raise records.RecordError(
-                    f"{differ.path.iloc[0]}: `{column}` is {differ[column].iloc[0]!r} but {first[column]!r} in "
-                    f"{first.path}: the runs of imported device {device} differ among themselves. Fix: remove the "
-                    "runs that do not belong to that device from its extra_runs folder, or ask for a fresh bundle."
+                    f"{other.path}: `device_spec.{key}` is {found!r} but {wanted!r} in {first.path}: the runs of "
+                    f"imported device {device} differ among themselves. Fix: remove the runs that do not belong to "
+                    "that device from its extra_runs folder, or ask for a fresh bundle."
                 )
-
-
-def _value(v) -> str:
-    """A cell as text to compare, whatever the table made of it: 2.0 is 2, NaN is null."""
-    if isinstance(v, (bool, np.bool_)):
-        return str(bool(v))
-    if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
-        return "null" if math.isnan(v) else str(int(v)) if float(v).is_integer() else str(float(v))
-    return same_text(v)
 
 
 def _disagree(path, field: str, found, wanted, what: str) -> None:

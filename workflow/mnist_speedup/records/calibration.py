@@ -126,8 +126,3 @@ def refuse_mismatch(data: dict, path, field: str, found, ran, run_path) -> run_r
         f"`{field}` is {found!r}, but the runs of device {data['device']!r} at workload {data['workload']!r} "
         f"({run_path}) have {ran!r}: the calibration of another device or network",
     )
-
-
-def spec_columns(data: dict) -> dict:
-    """The calibrated device's spec as summary.csv's device columns."""
-    return devices.columns(data["device_spec"], {})

@@ -15,6 +15,7 @@ GPU detection is gpus.py's (nvidia-smi: fast, no CUDA context).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -293,25 +294,31 @@ def describe(spec: dict, gpu_name: str | None = None) -> str:
     return words if plain else f"{words}, {precisions.words(shown)}"
 
 
-#: summary.csv's device columns, and the device spec's key each holds: what a record's device must agree on
-SPEC_COLUMNS = {
-    "device_type": "type",
-    "threads": "threads",
-    "gpu_index": "index",
-    "precision": "precision",
-    "jit_compile": "jit_compile",
-    "framework": "framework",
-}
-
-
 def checked_spec(spec: dict) -> dict:
-    """The keys of a device spec that its records must agree with (not a price, not a cluster's GPU model)."""
-    return {k: v for k, v in spec.items() if k in SPEC_COLUMNS.values()}
+    """What a device is, which its records and calibrations must agree with (not a price, not a cluster's GPU
+    model), every key present and its default filled in: two specs of one device compare equal as dicts."""
+    return {
+        "type": spec["type"],
+        "threads": spec.get("threads"),
+        "index": spec.get("index"),
+        "precision": precisions.name_of(spec),
+        "jit_compile": bool(spec.get("jit_compile", False)),
+        "framework": frameworks.name_of(spec),
+    }
+
+
+def first_difference(found: dict, wanted: dict) -> tuple[str, object, object] | None:
+    """The first key (in order) whose values differ between two checked specs, with both values."""
+    for key in wanted:
+        if found.get(key) != wanted[key]:
+            return key, found.get(key), wanted[key]
+    return None
 
 
 def columns(spec: dict, env: dict) -> dict:
-    """The device's columns in summary.csv: the spec's keys (``SPEC_COLUMNS``), and what the report says of the
-    device, in words derived here from the spec itself (a row is never turned back into a spec)."""
+    """The device's columns in summary.csv: the spec's keys, the checked spec itself (``device_spec``, as JSON:
+    compared as a dict, never as table cells), and what the report says of the device, in words derived here
+    from the spec itself (a row is never turned back into a spec)."""
     precision = precisions.name_of(spec)
     native, why = of(spec).native_precision(precision, env)
     gpu_name = env.get("gpu_name")
@@ -323,6 +330,7 @@ def columns(spec: dict, env: dict) -> dict:
         "precision": precision,
         "jit_compile": bool(spec.get("jit_compile", False)),
         "framework": frameworks.name_of(spec),
+        "device_spec": json.dumps(checked_spec(spec), sort_keys=True),
         "device_words": describe(spec, gpu_name if isinstance(gpu_name, str) and gpu_name else None),
         "numerics_words": precisions.words(spec),
         "precision_native": native,
