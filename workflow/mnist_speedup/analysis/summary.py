@@ -10,7 +10,7 @@ import json
 
 from mnist_speedup.analysis import stats
 from mnist_speedup.records import seal
-from mnist_speedup.spec import frameworks
+from mnist_speedup.spec import frameworks, run
 
 #: the GPU stack, as the loaded libraries report it: compared between devices that both have it
 GPU_SOFTWARE = ("gpu_driver", "cuda_version", "cudnn_version", "cublas_version")
@@ -34,18 +34,16 @@ def _identity(record: dict) -> dict:
     }
 
 
+def _cell(value):
+    """A setting as one cell: a mapping (Adam's) as its JSON text."""
+    return json.dumps(value, sort_keys=True) if isinstance(value, dict) else value
+
+
 def _settings(record: dict) -> dict:
+    """Every setting of the run's spec (spec/run.py's RunSpec, listed there once), then what its loop did."""
     loop = record["loop"]
-    return {
-        "epochs": record["epochs"],
-        "warmup_epochs": record["warmup_epochs"],
+    return {k: _cell(record.get(k)) for k in run.RunSpec.settings()} | {
         "samples_per_epoch": record["samples_per_epoch"],
-        "input_pipeline": record.get("input_pipeline"),
-        "deterministic": record.get("deterministic"),
-        "learning_rate": record.get("learning_rate"),
-        "adam": json.dumps(record.get("adam"), sort_keys=True),
-        "train_samples": record.get("train_samples"),
-        "steps_per_call": record.get("steps_per_call"),  # the setting: an integer or `epoch`
         "steps_per_call_effective": loop["steps_per_call"],
         "calls_per_epoch": loop["calls_per_epoch"],
         "loop": loop.get("description"),
