@@ -2,7 +2,8 @@
 
 TensorLayer's layers know nothing of mixed precision, so
 :func:`cast_layers` wraps the ``forward`` of every layer with weights
-(Dense, Conv2d); float16's dynamic loss scaling is :class:`DynamicLossScale`.
+(Dense, Conv2d), or sets the ``compute_dtype`` of a layer kind that casts its own weights
+(``casts_itself``); float16's dynamic loss scaling is :class:`DynamicLossScale`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ def cast_layers(tf, net, precision: str) -> None:
         return
     dtype = precisions.compute_dtype(precision)
     for layer in net.all_layers:
-        if getattr(layer, "W", None) is not None:
+        if getattr(layer, "casts_itself", False):  # a layer kind with weights of its own names casts them itself
+            layer.compute_dtype = dtype
+        elif getattr(layer, "W", None) is not None:
             layer.forward = _casting(tf, layer, dtype)
 
 
