@@ -4,6 +4,8 @@ imports, directly or through other modules, and nothing else."""
 from conftest import ROOT
 from mnist_speedup import codedigest
 
+PACKAGE = ROOT / "workflow" / "mnist_speedup"
+
 SCRIPTS = ROOT / "workflow" / "scripts"
 
 #: what the training process runs, by hand from reading the imports of
@@ -55,20 +57,20 @@ TRAINING = {
     # the plug-ins the networks and the workloads read by folder (their PLUGINS globs)
     "plugins.py",
     "workloads/__init__.py",
-    "workloads/cnn.py",
-    "workloads/mlp.py",
     "measure/frameworks/jax/layer_kind.py",
     "measure/frameworks/jax/layers/__init__.py",
-    "measure/frameworks/jax/layers/basic.py",
     "measure/frameworks/pytorch/layers/__init__.py",
-    "measure/frameworks/pytorch/layers/basic.py",
     "measure/frameworks/tensorflow/layers/__init__.py",
-    "measure/frameworks/tensorflow/layers/basic.py",
     "measure/invocation.py",
     "records/__init__.py",
     "records/attempts.py",
     "records/derived.py",
     "records/seal.py",
+}
+#: and every workload type's file and every framework's layer file, found here by folder as the workflow finds them
+TRAINING |= {
+    p.relative_to(PACKAGE).as_posix()
+    for p in [*(PACKAGE / "workloads").glob("*.py"), *(PACKAGE / "measure" / "frameworks").glob("*/layers/*.py")]
 }
 #: the analysis and presentation, which no training may depend on
 ANALYSIS = (

@@ -68,5 +68,7 @@ def test_every_run_of_a_workload_with_another_spec_is_refused(tmp_path):
 
 
 def test_an_imported_device_whose_runs_differ_among_themselves_is_refused(tmp_path):
-    with pytest.raises(records.RecordError, match=r"`device_spec.precision` is 'mixed_bfloat16' but 'float32' .*imported device"):
+    with pytest.raises(
+        records.RecordError, match=r"`device_spec.precision` is 'mixed_bfloat16' but 'float32' .*imported device"
+    ):
         _check(tmp_path, _runs(device_spec={"precision": "mixed_bfloat16"}), extra=True)
