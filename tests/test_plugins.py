@@ -2,15 +2,14 @@
 product kinds) is one spec file plus one layer file per framework, copied into a copy of the workflow and
 nothing else edited; the workflow plans it, and each framework calibrates at its products and trains it."""
 
-import json
 import shutil
 import subprocess
 import sys
-import textwrap
 
 import pytest
 
 from conftest import ROOT, planned_jobs, snakemake, synthetic_npz, synthetic_workdir
+from framework_runs import calibrate_and_train
 
 TOY = ROOT / "tests" / "toy_plugin"
 FRAMEWORKS = ("tensorflow", "jax", "pytorch")
@@ -66,35 +65,6 @@ def test_the_training_digest_covers_the_toy_files(toy_workdir):
     assert toy <= covered, proc.stderr
 
 
-def _calibrate_and_train(workdir, name: str, npz, folder) -> dict:
-    """In a process of its own (as the workflow runs each job): the calibration of a ``name`` device at the
-    toy's shapes, and one run of the toy read back through the strict reader."""
-    code = textwrap.dedent(f"""
-        import json, sys
-        sys.path.insert(0, {str(workdir / "workflow")!r})
-        from mnist_speedup.measure import calibrate, record, trainer
-        from mnist_speedup.records import run_record
-        from mnist_speedup.spec import run
-        toy, device = {{"type": "toy", "hidden": [256]}}, {{"type": "cpu", "threads": 1, "framework": {name!r}}}
-        rate = calibrate.measure(device, toy, [32], square_size=64, repeats=1, log=lambda *a: None)
-        spec = run.RunSpec.with_defaults(workload="toy", workload_spec=toy, device="cpu-{name}", device_spec=device,
-                                         batch_size=50, seed=1, epochs=3, learning_rate=1e-3, step_samples=3)
-        measured = trainer.run(spec, {str(npz)!r}, log=lambda *a: None)
-        made = record.make_record(spec, measured, lock_wait_s=0.0, training_code="t", data_digest="d")
-        path = {str(folder / f"{name}.json")!r}
-        open(path, "w").write(json.dumps(made))
-        read = run_record.load(path)
-        print("RESULT" + json.dumps({{"calibrated": rate["workload_shapes"]["32"]["products"],
-                                      "numpy": "numpy" in rate["workload_shapes"]["32"],
-                                      "flops": read["flops"]["per_step"],
-                                      "accuracy": read["quality"]["test_accuracy"]}}))
-    """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")), None)
-    assert line, f"exit {proc.returncode}: " + proc.stdout[-3000:] + proc.stderr[-3000:]
-    return json.loads(line[6:])
-
-
 @pytest.mark.slow
 def test_each_framework_calibrates_and_trains_the_toy(toy_workdir, tmp_path):
     """Each framework in turn: the calibration runs the toy's products (the batched ones from their Einstein
@@ -107,7 +77,7 @@ def test_each_framework_calibrates_and_trains_the_toy(toy_workdir, tmp_path):
     elementwise = 2 * b * (n + 10) + 2 * b * n + 4 * b * n + 5 * b * 10 + 12 * (784 * n + n + n * 10 + 10)
     by_hand = dense + 6 * 2 * b * t**3 + elementwise  # the Gram layer: two products forward, four backward
     for name in FRAMEWORKS:
-        result = _calibrate_and_train(workdir, name, npz, tmp_path)
+        result = calibrate_and_train(workdir / "workflow", {"type": "toy", "hidden": [256]}, name, npz, tmp_path)
         kinds = [product[0] for product in result["calibrated"]]
         assert kinds.count("bmm") == 4 and kinds.count("bmm_nt") == 2, name
         assert result["numpy"], name  # NumPy runs the sums too (no convolution in the toy)

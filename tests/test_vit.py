@@ -114,3 +114,21 @@ def test_one_step_agrees_in_all_three_frameworks(tmp_path):
             assert np.linalg.norm(g - g_ref) <= GRAD_RTOL * np.linalg.norm(g_ref) + GRAD_FLOOR, (name, key)
             stepped = _adam(given[key], got[f"grad/{key}"], torch_form=name == "pytorch")
             np.testing.assert_allclose(got[f"after/{key}"], stepped, atol=WEIGHT_ATOL, rtol=0, err_msg=f"{name} {key}")
+
+
+@pytest.mark.slow
+def test_each_framework_calibrates_at_the_vits_shapes_and_trains_it_briefly_on_synthetic_digits(tmp_path):
+    """CI trains the ViT on synthetic data only, briefly (the real-MNIST result is kept in benchmarks/): one
+    block, width 32, 3 epochs. The calibration runs its batched products; the loss falls; the record reads
+    back with the spec's FLOP count."""
+    from conftest import synthetic_npz
+    from framework_runs import calibrate_and_train
+
+    npz = synthetic_npz(tmp_path / "d.npz")
+    spec = {"type": "vit", "width": 32, "depth": 1, "heads": 2, "mlp": 64, "patch": 7, "dropout": 0.0}
+    for name in FRAMEWORKS:
+        result = calibrate_and_train(ROOT / "workflow", spec, name, npz, tmp_path)
+        kinds = [product[0] for product in result["calibrated"]]
+        assert {"bmm", "bmm_nt", "bmm_tn"} <= set(kinds), name
+        assert result["flops"] == workloads.of(spec).training_step_flops(50), name
+        assert result["epoch_loss"][-1] < result["epoch_loss"][0], (name, result["epoch_loss"])

@@ -8,7 +8,6 @@ import tarfile
 
 import pandas as pd
 import pytest
-from snakemake_log import jobs_started_beside_another
 
 from conftest import (
     assert_ran_alone,
@@ -25,6 +24,7 @@ from conftest import (
 )
 from mnist_speedup.records import bundle, fields, seal
 from mnist_speedup.records import run_record as records
+from snakemake_log import jobs_started_beside_another
 
 pytestmark = pytest.mark.slow
 
