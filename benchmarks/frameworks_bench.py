@@ -2,11 +2,13 @@
 
     python benchmarks/frameworks_bench.py --mirror ../shared/data/mnist [--threads 2] [--pairs 2] [--frameworks pytorch]
     python benchmarks/frameworks_bench.py --mirror ../shared/data/mnist --neighbour   # PyTorch beside a spinning process
+    python benchmarks/frameworks_bench.py --mirror ../shared/data/mnist --workload vit  # the ViT (benchmarks/vit_probes.py)
 
 For TensorFlow, JAX and PyTorch in turn, A B A B in one run, each measurement its own process:
   A: the product path (trainer.run through the framework seam, as a training job runs it);
   B: a plain probe of the same MLP (784-800-800-10, dropout 0.2/0.5/0.5), Adam 1e-4, batch, threads and data
-     (preloaded, a permutation per epoch), written in that framework alone, one optimizer step per batch.
+     (preloaded, a permutation per epoch), written in that framework alone, one optimizer step per batch
+     (with --workload vit: the default ViT at batch 100, Adam 1e-3, probes in benchmarks/vit_probes.py).
 Prints, per framework: each pair's steady epoch times and the ratio plain / product (the product path's speed
 as a share of the plain probe's: 1.00 is as fast), the product path's fixed cost beyond its epochs broken down
 (process start, imports, data, build, compilation, rate probe), and its achieved share of the rate probe.
@@ -31,14 +33,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 FRAMEWORKS = ("tensorflow", "jax", "pytorch")
 BATCH, EPOCHS, SAMPLES = 500, 4, 10_000  # 1 warm-up epoch and 3 steady ones of 20 steps each
 DROPOUT, HIDDEN = (0.2, 0.5, 0.5), (800, 800)
+#: each workload's spec, batch size and learning rate
+WORKLOADS = {"mlp": ({"type": "mlp"}, BATCH, 1e-4), "vit": ({"type": "vit"}, 100, 1e-3)}
 
 
-def product(framework: str, npz: str, threads: int) -> dict:
+def product(framework: str, npz: str, threads: int, workload: str = "mlp") -> dict:
     from mnist_speedup.measure import trainer
     from mnist_speedup.spec import run
 
+    workload_spec, batch, lr = WORKLOADS[workload]
     spec = run.RunSpec.with_defaults(
-        workload="mlp", workload_spec={"type": "mlp"}, device="cpu", batch_size=BATCH, seed=1,
+        workload=workload, workload_spec=workload_spec, device="cpu", batch_size=batch, seed=1, learning_rate=lr,
         device_spec={"type": "cpu", "threads": threads, "framework": framework, "precision": "float32",
                      "jit_compile": framework == "jax"},
         epochs=EPOCHS, warmup_epochs=1, step_samples=0, train_samples=SAMPLES,
@@ -173,12 +178,20 @@ def plain_tensorflow(npz: str, threads: int) -> dict:
     return {"steady_epoch_s": _timed(epoch)}
 
 
-def in_process(kind: str, framework: str, npz: Path, threads: int, spin: bool = False) -> dict:
+def plain_vit(framework: str, npz: str, threads: int) -> dict:
+    import vit_probes
+
+    _, batch, lr = WORKLOADS["vit"]
+    return {"steady_epoch_s": getattr(vit_probes, framework)(*_data(npz), threads, batch, lr, _timed)}
+
+
+def in_process(kind: str, framework: str, npz: Path, threads: int, spin: bool = False, workload: str = "mlp") -> dict:
     """One measurement in a fresh process (as a training job), optionally beside a spinning neighbour."""
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if spin else None
     start = time.perf_counter()
     try:
-        proc = subprocess.run([sys.executable, __file__, "--worker", kind, framework, str(npz), str(threads)],
+        worker = [kind, framework, str(npz), str(threads), workload]
+        proc = subprocess.run([sys.executable, __file__, "--worker", *worker],
                               capture_output=True, text=True, timeout=1800, env={**os.environ, "PYTHONHASHSEED": "0"})  # fmt: skip
     finally:
         if spinner:
@@ -189,13 +202,14 @@ def in_process(kind: str, framework: str, npz: Path, threads: int, spin: bool = 
     return {**json.loads(line[6:]), "process_s": time.perf_counter() - start}
 
 
-def compare(npz: Path, threads: int, pairs: int, frameworks=FRAMEWORKS) -> list[str]:
+def compare(npz: Path, threads: int, pairs: int, frameworks=FRAMEWORKS, workload: str = "mlp") -> list[str]:
     lines = ["| framework | pair | product epoch (s) | plain epoch (s) | plain / product | fixed cost beyond epochs (s) | "
              "of which: before our code, import, data, build, data to device, compile, rate probe | achieved share of the rate probe |",
              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for fw in frameworks:
         for pair in range(1, pairs + 1):
-            a, b = in_process("product", fw, npz, threads), in_process(f"plain_{fw}", fw, npz, threads)
+            plain = f"plain_{fw}" if workload == "mlp" else "plain_vit"
+            a, b = in_process("product", fw, npz, threads, workload=workload), in_process(plain, fw, npz, threads)
             s = a["setup_s"]
             parts = ", ".join(f"{s.get(k) or 0:.2f}" for k in ("before_run_s", "import_s", "data_load_s", "build_s",
                                                                 "data_to_device_s", "trace_s", "rate_probe_s"))  # fmt: skip
@@ -223,11 +237,17 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=2)
     parser.add_argument("--neighbour", action="store_true", help="PyTorch alone and beside a spinning process")
     parser.add_argument("--frameworks", nargs="+", choices=FRAMEWORKS, default=FRAMEWORKS, help="default: all three")
-    parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--workload", choices=sorted(WORKLOADS), default="mlp")
+    parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        kind, fw, npz, threads = args.worker
-        result = product(fw, npz, int(threads)) if kind == "product" else globals()[kind](npz, int(threads))
+        kind, fw, npz, threads, workload = args.worker
+        if kind == "product":
+            result = product(fw, npz, int(threads), workload)
+        elif kind == "plain_vit":
+            result = plain_vit(fw, npz, int(threads))
+        else:
+            result = globals()[kind](npz, int(threads))
         print("RESULT" + json.dumps(result))
         return
     import harness
@@ -235,9 +255,13 @@ def main() -> None:
     npz = harness.prepare_npz(args.mirror, Path("/tmp/frameworks-bench"))
     print(
         f"machine: {platform.node()}, {os.cpu_count()} logical cores, Python {platform.python_version()}, "
-        f"{time.strftime('%Y-%m-%d %H:%M')}; batch {BATCH}, {SAMPLES} images per epoch, {args.threads} threads"
+        f"{time.strftime('%Y-%m-%d %H:%M')}; {args.workload} at batch {WORKLOADS[args.workload][1]}, {SAMPLES} images "
+        f"per epoch, {args.threads} threads"
     )
-    lines = neighbour(npz, args.threads) if args.neighbour else compare(npz, args.threads, args.pairs, args.frameworks)
+    if args.neighbour:
+        lines = neighbour(npz, args.threads)
+    else:
+        lines = compare(npz, args.threads, args.pairs, args.frameworks, args.workload)
     print("\n".join(lines))
 
 

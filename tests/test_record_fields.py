@@ -132,3 +132,20 @@ def test_text_fields_are_bounded_where_they_enter_and_the_message_gives_the_limi
     if dotted != "environment.hostname":  # the hostname's own pattern refuses it first, with its words
         limit = fields.MAX_TEXT if dotted == "loop.description" else fields.MAX_NAME
         assert f"more than the {limit:,} this field may have" in message
+
+
+@pytest.mark.parametrize(
+    "dotted, value, problem",
+    [
+        ("environment.notes", "x" * 7_000_000, "holds a text of 7,000,000 characters, more than the 4,000"),
+        ("environment.trace", ["ok"] * 10_001, "is a list of 10,001 items, more than the 10,000"),
+        ("environment.tags", ["a", "y" * 4_001], "holds a text of 4,001 characters"),
+    ],
+)
+def test_an_undeclared_field_is_bounded_where_the_record_enters(dotted, value, problem):
+    """Issue 48 (3): the 4,000-character bound held for declared fields only; a 7 MB `environment.notes` passed
+    and landed whole in report.md. Planted once: the reader without the undeclared fields' bound accepted all
+    three."""
+    refusal = record_refusal(_set(make_record(), dotted, value))
+    assert refusal and f"`{dotted}` {problem}" in refusal and "Fix:" in refusal
+    assert record_refusal(_set(make_record(), dotted, "a short note")) is None  # small undeclared text still passes

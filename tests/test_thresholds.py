@@ -52,3 +52,14 @@ def test_exactly_two_runs_per_setting_need_no_single_run_warning():
     two = pd.concat([_rows(seed=1), _rows(seed=2)])
     assert checks.single_runs(two) == []
     assert len(checks.single_runs(pd.concat([two, _rows(device="cpu", seed=1)]))) == 1
+
+
+def test_a_warning_that_lists_runs_names_a_handful_and_counts_the_rest():
+    """Issue 48 (3): at 20,016 runs the interference warning was 1 MB on one line. Planted once: the list
+    joined whole failed here."""
+    base = {"workload": "mlp", "batch_size": 100, "device": "cpu1", "other_cores_max": 0.9, "machine_cores": 2.0}
+    runs = pd.DataFrame([base | {"seed": s, "threads": 2} for s in range(20_016)])
+    for warn in (checks.interference, checks.oversubscription):
+        (text,) = warn(runs)
+        assert len(text) < 1_000 and "and 20,011 more" in text and text.count("seed ") == 5
+    assert checks.unsigned([f"f{i}" for i in range(3)])[0].count(", ") == 2  # a few are named whole

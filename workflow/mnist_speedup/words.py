@@ -1,5 +1,5 @@
-"""How the report says a configured fraction (with the digits it needs) and an interval's level: words only,
-which the report and the figures may import (they compute no statistic)."""
+"""How the report says a configured fraction (with the digits it needs), an interval's level, and a list that
+a line can hold: words only, which the report and the figures may import (they compute no statistic)."""
 
 from __future__ import annotations
 
@@ -21,3 +21,14 @@ CI_LEVEL = 0.95
 def ci_name(level: float) -> str:
     """``95% CI``, ``97% CI``: derived from the level, never parsed from text."""
     return f"{percent(level)} CI"
+
+
+#: the most items a warning names before it counts the rest
+NAMED = 5
+
+
+def listed(items, limit: int = NAMED) -> str:
+    """``a, b, c`` or, past ``limit`` items, ``a, b, c, d, e and 7 more``: a list a line can hold."""
+    items = list(items)
+    shown = ", ".join(items[:limit])
+    return shown if len(items) <= limit else f"{shown} and {len(items) - limit:,} more"

@@ -11,6 +11,7 @@ import math
 
 import pandas as pd
 
+from mnist_speedup import words
 from mnist_speedup.analysis import bootstrap
 from mnist_speedup.analysis.summary import GPU_SOFTWARE
 from mnist_speedup.spec import devices, frameworks, run
@@ -173,7 +174,7 @@ def interference(summary: pd.DataFrame) -> list[str]:
     runs = disturbed(summary)
     if runs.empty:
         return []
-    named = ", ".join(
+    named = words.listed(
         f"{r.device} {at(r, summary)}, seed {r.seed} ({r.other_cores_max:.0%} of a core)"
         for _, r in runs.sort_values(run.RUN_KEY).iterrows()
     )
@@ -197,7 +198,7 @@ def oversubscription(summary: pd.DataFrame) -> list[str]:
     runs = oversubscribed(summary)
     if runs.empty:
         return []
-    named = ", ".join(
+    named = words.listed(
         f"{r.device} {at(r, summary)}, seed {r.seed} ({int(r.threads)} threads, "
         f"{r.machine_cores - r.other_cores_max:.1f} of {int(r.machine_cores)} cores free)"
         for _, r in runs.sort_values(run.RUN_KEY).iterrows()
@@ -220,7 +221,7 @@ def unsigned(folders) -> list[str]:
     if not folders:
         return []
     return [
-        f"Merged unsigned although trusted_keys is set (allow_unsigned_folders): {', '.join(folders)}. "
+        f"Merged unsigned although trusted_keys is set (allow_unsigned_folders): {words.listed(folders)}. "
         "Nothing shows who made these runs; bundle and sign them on their machines to know."
     ]
 

@@ -233,6 +233,26 @@ def problems(record: dict, ranges: bool = True):
     for dotted, value in found.items():
         if dotted.startswith("environment.env.") and (problem := ENVIRONMENT_VARIABLES.problem(value)):
             yield dotted, problem
+    if ranges:
+        for dotted in undeclared(record):  # a field this table does not name is bounded too
+            if problem := _unbounded(found[dotted]):
+                yield dotted, problem
+
+
+#: the most items an undeclared list may hold (a declared one is bounded by its own kind)
+MAX_UNDECLARED_ITEMS = 10_000
+
+
+def _unbounded(value) -> str | None:
+    """Why an undeclared leaf is too large to carry (a text over MAX_TEXT, a list over MAX_UNDECLARED_ITEMS
+    items or holding such a text), or None."""
+    items = value if isinstance(value, list) else [value]
+    if len(items) > MAX_UNDECLARED_ITEMS:
+        return f"is a list of {len(items):,} items, more than the {MAX_UNDECLARED_ITEMS:,} an undeclared field may hold"
+    longest = max((len(v) for v in items if isinstance(v, str)), default=0)
+    if longest > MAX_TEXT:
+        return f"holds a text of {longest:,} characters, more than the {MAX_TEXT:,} an undeclared field may have"
+    return None
 
 
 def leaves(record: dict, prefix: str = "") -> dict:
