@@ -105,3 +105,13 @@ def test_a_second_call_beside_a_running_one_deletes_nothing_of_it(replayed):
     assert path.read_bytes() == mine
     assert first.returncode == 0, out
     assert [attempts.read(workdir / p)["outcome"] for p in invocation.read(path).attempts] == ["finished"] * 4
+
+
+def test_a_bundle_of_a_call_whose_budget_cut_every_run_says_so_with_the_fix(replayed):
+    """Reliability 6 (5): `snakemake bundle` when the budget cut every run ended in an IndexError naming
+    nothing. Planted once: scripts/bundle.py without its check failed here."""
+    workdir, _, long_cfg, _, _, _ = replayed
+    proc = snakemake(workdir, "bundle", "--cores", "2", "--configfile", str(long_cfg), check=False)
+    assert proc.returncode != 0
+    assert "no finished run to bundle: the time budget cut all 4 planned runs. Fix: give time_budget_s" in proc.stderr
+    assert "IndexError" not in proc.stderr

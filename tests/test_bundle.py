@@ -144,9 +144,15 @@ def _wrong_size(entries):
     return [(entries[0][0], json.dumps(meta).encode())] + entries[1:]
 
 
+def _deep_manifest(entries):
+    """Reliability 6 (5): brackets nested past Python's limit gave a RecursionError naming nothing."""
+    return [(entries[0][0], b"[" * 100_000 + b"]" * 100_000)] + entries[1:]
+
+
 @pytest.mark.parametrize(
     "change, fragment",
     [
+        (_deep_manifest, "manifest.json is not valid JSON (it is JSON nested deeper than Python reads"),
         (_edited, "does not match its SHA-256 in the manifest (edited or damaged)"),
         (_wrong_size, "bytes, but the manifest says"),
         (lambda e: [x for x in e if not x[0].name.endswith("cpu1.json")], "listed in its manifest but missing"),

@@ -91,3 +91,10 @@ def test_a_calibration_missing_its_spec_is_refused(tmp_path):
     path.write_text(json.dumps(make_calibration("cpu") | {"sha256": "0" * 64}))
     with pytest.raises(run_record.RecordError):
         calibration.load(path)
+
+
+def test_a_calibration_nested_past_pythons_limit_is_refused_by_name(tmp_path):
+    """Reliability 6 (5): a RecursionError naming nothing. Planted once: parse without its guard failed here."""
+    path = write_calibration(tmp_path / "results", make_calibration("cpu"))
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    assert "it is JSON nested deeper than Python reads" in refused(tmp_path, path)

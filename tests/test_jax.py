@@ -193,6 +193,12 @@ def test_one_thread_means_one_core_measured_and_versions_are_recorded(tmp_path):
     assert out["env"]["jax_compilation_cache"] == str(tmp_path / "cache") and any((tmp_path / "cache").iterdir())
     assert out["env"]["jax_compilation_cache_state"] == "cold"  # the first run found an empty cache
     assert _threads_probe(1, cache=tmp_path / "cache")["env"]["jax_compilation_cache_state"] == "warm"
+    # reliability 6 (7): the state is what was loaded, not whether the folder held files (planted once: the
+    # folder's test said 'warm' here)
+    for entry in (tmp_path / "cache").rglob("*"):
+        if entry.is_file():
+            entry.write_bytes(b"")
+    assert _threads_probe(1, cache=tmp_path / "cache")["env"]["jax_compilation_cache_state"] == "cold"
     env = out["env"]
     assert env["framework"] == "jax" and env["jax_cpu_cores"] == 1 and env["jax_backend"] == "cpu"
     assert env["jax"] == jax.__version__ and env["jaxlib"] and env["optax"]

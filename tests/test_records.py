@@ -56,6 +56,10 @@ def test_good_record_loads(tmp_path):
         (record(device="../../x"), "device label '../../x' is not a safe name"),
         (record(environment={"hostname": "<script>alert(1)</script>|x"}), "is not a safe name"),
         (record(environment={"hostname": "evil|host"}), "hostname 'evil|host' is not a safe name"),
+        # reliability 6 (5): each gave an exception naming no file (RecursionError, TypeError); planted once each
+        ("[" * 100_000 + "]" * 100_000, "it is JSON nested deeper than Python reads"),
+        (json.dumps(record(environment={"deep": json.loads('{"a":' * 40 + "1" + "}" * 40)})), "nested 42 levels deep"),
+        (record(finished_at="2026-12-07T10:00:00"), "`finished_at` is '2026-12-07T10:00:00', a time without its offset"),
     ],
 )
 def test_damaged_records_name_the_file_and_problem(tmp_path, content, fragment):

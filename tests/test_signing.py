@@ -68,3 +68,21 @@ def test_what_is_verified_is_a_copy_whatever_happens_to_the_given_file_later(sig
     assert signing.verify(copy, allowed, signing.signature_path(bundle)) == "lab@example.org"
     bundle.write_bytes(b"swapped after verification")  # the given file changes: the copy does not
     assert copy.read_bytes() == b"a bundle's bytes"
+
+
+def test_a_signature_for_another_namespace_and_a_key_limited_to_one_are_refused_for_what_they_are(signed):
+    """Reliability round 6 (1): both were refused as "the bundle changed after ... signed it" (the wrong reason).
+    Planted once each: verify without its namespace checks gave that reason again."""
+    bundle, allowed, folder = signed
+    key = folder / "lab"
+    signing.signature_path(bundle).unlink()  # ssh-keygen refuses to overwrite
+    subprocess.run(["ssh-keygen", "-Y", "sign", "-q", "-f", str(key), "-n", "git", str(bundle)], check=True)
+    with pytest.raises(signing.SignatureError, match="is a signature for 'git', not for 'mnist-speedup-bundle'.*Fix"):
+        signing.verify(bundle, allowed)
+    signing.sign(bundle, key)
+    line = allowed.read_text().split(" ", 1)
+    allowed.write_text(f'{line[0]} namespaces="git,file" {line[1]}')
+    with pytest.raises(signing.SignatureError, match="trusts lab@example.org's key for git, file only.*Fix"):
+        signing.verify(bundle, allowed)
+    allowed.write_text(f'{line[0]} namespaces="git,mnist-speedup-bundle" {line[1]}')
+    assert signing.verify(bundle, allowed) == "lab@example.org"

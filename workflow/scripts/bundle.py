@@ -13,6 +13,12 @@ with logged(snakemake) as log:
     results = Path(snakemake.output.bundle).parent  # results/<experiment>/
     runs, cut = attempts.split(snakemake.input.attempts)  # the records travel; a cut run has none
     files = [*runs, *(Path(f) for f in snakemake.input.calibration)]
+    if not runs:
+        why = f": the time budget cut all {len(cut)} planned runs" if cut else ""
+        raise records.RecordError(
+            f"no finished run to bundle{why}. Fix: give time_budget_s more seconds (or leave it out) and run "
+            "snakemake again; the bundle carries finished runs only"
+        )
     envs = [records.load(path)["environment"] for path in runs]
     env = envs[0]
     meta = bundle.manifest(

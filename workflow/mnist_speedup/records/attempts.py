@@ -87,7 +87,7 @@ def read(path) -> dict:
         if path.stat().st_size > MAX_BYTES:
             raise _refuse(path, f"an attempt file of over {MAX_BYTES} bytes")
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: brackets nested past Python's limit
         raise _refuse(path, f"not a readable attempt ({type(exc).__name__}: {exc})") from None
     if not isinstance(data, dict) or data.get("outcome") not in (FINISHED, CUT):
         raise _refuse(path, "not an attempt (no outcome `finished` or `cut`)")
@@ -157,7 +157,7 @@ def _number_in(path: Path) -> int:
     try:
         number = json.loads(path.read_text(encoding="utf-8"))["attempt"]
         return number if isinstance(number, int) and not isinstance(number, bool) and number >= 0 else 0
-    except (OSError, ValueError, TypeError, KeyError):
+    except (OSError, ValueError, TypeError, KeyError, RecursionError):
         return 0
 
 

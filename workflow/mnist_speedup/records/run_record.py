@@ -85,9 +85,40 @@ def _refuse_constant(name: str):
     raise ValueError(f"{name} is not a number a measurement can have")
 
 
+#: no file this workflow writes nests deeper (a record, a calibration or a manifest: 4 levels)
+MAX_DEPTH = 32
+
+
+def _depth(value) -> int:
+    """How deep ``value`` nests (a scalar: 0), without recursion."""
+    deepest, todo = 0, [(value, 0)]
+    while todo:
+        node, depth = todo.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, depth + 1)
+            todo.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return deepest
+
+
+def decode(text: str, **options):
+    """JSON as this workflow writes it: a ValueError naming the problem for invalid JSON and for JSON nested
+    deeper than MAX_DEPTH (Python's decoder would raise RecursionError on deep enough input)."""
+    try:
+        value = json.loads(text, **options)
+    except RecursionError:
+        raise ValueError(
+            f"it is JSON nested deeper than Python reads (no file of this workflow nests {MAX_DEPTH} levels)"
+        ) from None
+    if (depth := _depth(value)) > MAX_DEPTH:
+        raise ValueError(
+            f"it is JSON nested {depth} levels deep, more than the {MAX_DEPTH} of any file of this workflow"
+        )
+    return value
+
+
 def parse(text: str):
-    """JSON without NaN or Infinity (Python's json accepts both)."""
-    return json.loads(text, parse_constant=_refuse_constant)
+    """JSON without NaN or Infinity (Python's json accepts both), nested no deeper than MAX_DEPTH."""
+    return decode(text, parse_constant=_refuse_constant)
 
 
 def check_digest(record: dict, source: str) -> None:
@@ -315,10 +346,11 @@ def _check_times(record: dict, source: str) -> None:
     for key in ("started_at", "finished_at"):
         value = record.get(key)
         try:
-            if value is not None:
-                dt.datetime.fromisoformat(value)
+            when = dt.datetime.fromisoformat(value) if value is not None else None
         except (TypeError, ValueError):
             raise _sense(source, key, f"is {value!r}, not an ISO 8601 time") from None
+        if when is not None and when.utcoffset() is None:  # naive and aware times cannot be compared
+            raise _sense(source, key, f"is {value!r}, a time without its offset (this workflow writes UTC times)")
 
 
 def check_place(record: dict, path) -> None:
@@ -348,12 +380,14 @@ def load(path) -> dict:
     except OSError as exc:
         raise RecordError(f"{path}: cannot be read ({exc}). Fix: check the file's permissions, or delete it.") from exc
     try:
-        record = json.loads(text)  # NaN and Infinity are read, so that check() names their field
+        record = decode(text)  # NaN and Infinity are read, so that check() names their field
     except json.JSONDecodeError as exc:
         raise RecordError(
             f"{path}: is not valid JSON ({exc.msg} at line {exc.lineno}); the file is truncated "
             "or was edited by hand. Fix: delete it and run snakemake again to redo that run."
         ) from None
+    except ValueError as exc:
+        raise RecordError(f"{path}: {exc}, so not a run record. Fix: delete it and run snakemake again.") from None
     record = check(record, str(path))
     check_place(record, path)
     return record

@@ -14,7 +14,9 @@ in docs/bundles.md.
 
 from __future__ import annotations
 
+import base64
 import shutil
+import struct
 import subprocess
 from pathlib import Path
 
@@ -78,12 +80,26 @@ def verify(bundle, allowed_signers, sig=None) -> str:
             f"{sig} is not an SSH signature (it does not begin {ARMOUR.decode()}): a damaged or foreign "
             "file. Fix: ask the bundle's maker for the .sig that `snakemake --cores 1 bundle` wrote beside it."
         )
+    signed_for = signed_namespace(sig)
+    if signed_for != NAMESPACE:
+        raise SignatureError(
+            f"{sig} is a signature for {signed_for!r}, not for {NAMESPACE!r}: it was made for something else (a "
+            "commit, an email, a file). Fix: ask the bundle's maker for the .sig that `snakemake --cores 1 bundle` "
+            "wrote beside it."
+        )
     found = _run(["-Y", "find-principals", "-s", str(sig), "-f", str(allowed_signers)])
     principal = found.stdout.decode(errors="replace").split("\n")[0].strip()
     if found.returncode != 0 or not principal:
         raise SignatureError(
             f"{bundle} is signed by a key that {allowed_signers} does not list. Fix: add the "
             "maker's public key to that file if you trust it, or remove the bundle from extra_runs."
+        )
+    limited = allowed_namespaces(allowed_signers, principal)
+    if limited is not None and NAMESPACE not in limited:
+        raise SignatureError(
+            f"{allowed_signers} trusts {principal}'s key for {', '.join(limited)} only, not for {NAMESPACE}. "
+            f'Fix: add {NAMESPACE} to that line\'s namespaces="..." option if you trust its bundles, or remove the '
+            "bundle from extra_runs."
         )
     data = Path(bundle).read_bytes()
     checked = _run(["-Y", "verify", "-f", str(allowed_signers), "-I", principal, "-n", NAMESPACE, "-s", str(sig)], data)
@@ -94,3 +110,33 @@ def verify(bundle, allowed_signers, sig=None) -> str:
             "maker, or remove it from extra_runs."
         )
     return principal
+
+
+def signed_namespace(sig) -> str | None:
+    """The namespace an SSH signature was made for (its SSHSIG blob: magic, version, public key, namespace),
+    or None where the blob cannot be read."""
+    lines = Path(sig).read_text(encoding="ascii", errors="replace").strip().splitlines()
+    try:
+        blob = base64.b64decode("".join(lines[1:-1]), validate=False)
+        if blob[:6] != b"SSHSIG":
+            return None
+        offset = 10  # the magic and the version
+        for _ in range(2):  # the public key, then the namespace
+            (length,) = struct.unpack(">I", blob[offset : offset + 4])
+            field, offset = blob[offset + 4 : offset + 4 + length], offset + 4 + length
+        return field.decode("utf-8")
+    except (ValueError, struct.error, UnicodeDecodeError):
+        return None
+
+
+def allowed_namespaces(allowed_signers, principal: str) -> list[str] | None:
+    """The namespaces the allowed-signers line of ``principal`` limits its key to (None: no limit given)."""
+    for line in Path(allowed_signers).read_text(encoding="utf-8", errors="replace").splitlines():
+        words = line.split()
+        if not words or line.lstrip().startswith("#") or principal not in words[0].split(","):
+            continue
+        for option in words[1:]:
+            if option.startswith("namespaces="):
+                return [n for n in option.removeprefix("namespaces=").strip('"').split(",") if n]
+        return None
+    return None

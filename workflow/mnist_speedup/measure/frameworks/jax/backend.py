@@ -40,9 +40,8 @@ class Jax(Framework):
 
         self.jax = jax
         self.compilation_cache = _use_compilation_cache(jax)
-        # whether this run found compiled functions from an earlier run (warm) or compiles from nothing (cold)
-        folder = Path(self.compilation_cache)
-        self.cache_state = "warm" if folder.is_dir() and any(folder.iterdir()) else "cold"
+        self.cache_counts = _cache_counter(jax)  # what this process's compilations found in the cache
+        self.cache_counted_from = dict(self.cache_counts)
         precision = precisions.of(self.precision)
         # float32 means float32 (JAX's GPU default is not); TF32 where asked; mixed: the cast decides
         self.matmul_precision = (
@@ -156,7 +155,7 @@ class Jax(Framework):
             "jax_matmul_precision": self.matmul_precision,
             "jax_cpu_cores": len(os.sched_getaffinity(0)),
             "jax_compilation_cache": self.compilation_cache,
-            "jax_compilation_cache_state": self.cache_state,
+            "jax_compilation_cache_state": self.cache_state(),
         }
         index = self.device.index
         if self.device.platform.accelerator:
@@ -169,9 +168,34 @@ class Jax(Framework):
             )
         return env
 
+    def cache_state(self) -> str:
+        """Whether this run's compilations were loaded from the cache, from JAX's own counters: ``warm`` when
+        every one was, ``cold`` when none was (a file that fails to load counts as a miss), ``partial (h of
+        n)`` between; ``none`` where nothing was compiled."""
+        hits, requests = (self.cache_counts[k] - self.cache_counted_from[k] for k in (_HITS, _REQUESTS))
+        if requests == 0:
+            return "none"
+        return "warm" if hits == requests else "cold" if hits == 0 else f"partial ({hits} of {requests})"
+
 
 #: where compiled functions are kept between the runs' processes (the environment variable overrides)
 CACHE_VARIABLE = "MNIST_SPEEDUP_JAX_CACHE"
+#: JAX's events for a compilation that asked the persistent cache, and for one the cache answered
+_REQUESTS, _HITS = "/jax/compilation_cache/compile_requests_use_cache", "/jax/compilation_cache/cache_hits"
+_COUNTS: dict[str, int] = {}
+
+
+def _cache_counter(jax) -> dict[str, int]:
+    """The process's counts of the cache's events (one listener per process, registered on first use)."""
+    if not _COUNTS:
+        _COUNTS.update({_REQUESTS: 0, _HITS: 0})
+
+        def count(event: str, **kwargs) -> None:
+            if event in _COUNTS:
+                _COUNTS[event] += 1
+
+        jax.monitoring.register_event_listener(count)
+    return _COUNTS
 
 
 def _use_compilation_cache(jax) -> str:
