@@ -224,3 +224,29 @@ def report_tables(summary, speedup, tta_table, baseline="cpu", target=0.95):
     }
     made |= tables.derived(made, baseline, tables.Settings(baseline, target, 0.005), words.CI_LEVEL)
     return markdown.Tables.of(made)
+
+
+def results_folder(tmp_path, host="box"):
+    """A results folder of two CPU devices, 3 seeds each, and their calibrations, made on ``host``."""
+    folder = tmp_path / "results"
+    env = {"hostname": host, "machine_id": "m9"}
+    write_records(folder, [make_record(d, 100, s, environment=env) for d in ("cpu", "cpu1") for s in (1, 2, 3)])
+    for device in ("cpu", "cpu1"):
+        write_calibration(folder, make_calibration(device, host))
+    return folder
+
+
+def meta_for(folder, host="box"):
+    """The manifest a bundle of ``folder`` made on ``host`` carries."""
+    from mnist_speedup.records import bundle
+
+    return bundle.manifest(
+        folder,
+        bundle.bundle_files(folder),
+        host=host,
+        machine_id="m9",
+        experiment="default",
+        config={"epochs": 3},
+        software={"tensorflow": "2.21.0"},
+        training_code="abc",
+    )

@@ -7,31 +7,9 @@ import tarfile
 
 import pytest
 
-from crafted import make_calibration, make_record, write_calibration, write_records
+from crafted import make_record, meta_for, results_folder, write_records
 from mnist_speedup.analysis import aggregate
 from mnist_speedup.records import bundle
-
-
-def results_folder(tmp_path, host="box"):
-    folder = tmp_path / "results"
-    env = {"hostname": host, "machine_id": "m9"}
-    write_records(folder, [make_record(d, 100, s, environment=env) for d in ("cpu", "cpu1") for s in (1, 2, 3)])
-    for device in ("cpu", "cpu1"):
-        write_calibration(folder, make_calibration(device, host))
-    return folder
-
-
-def meta_for(folder, host="box"):
-    return bundle.manifest(
-        folder,
-        bundle.bundle_files(folder),
-        host=host,
-        machine_id="m9",
-        experiment="default",
-        config={"epochs": 3},
-        software={"tensorflow": "2.21.0"},
-        training_code="abc",
-    )
 
 
 @pytest.fixture

@@ -59,7 +59,10 @@ def test_good_record_loads(tmp_path):
         # reliability 6 (5): each gave an exception naming no file (RecursionError, TypeError); planted once each
         ("[" * 100_000 + "]" * 100_000, "it is JSON nested deeper than Python reads"),
         (json.dumps(record(environment={"deep": json.loads('{"a":' * 40 + "1" + "}" * 40)})), "nested 42 levels deep"),
-        (record(finished_at="2026-12-07T10:00:00"), "`finished_at` is '2026-12-07T10:00:00', a time without its offset"),
+        (
+            record(finished_at="2026-12-07T10:00:00"),
+            "`finished_at` is '2026-12-07T10:00:00', a time without its offset",
+        ),
     ],
 )
 def test_damaged_records_name_the_file_and_problem(tmp_path, content, fragment):

@@ -11,8 +11,12 @@ from mnist_speedup.rulescript import logged
 
 with logged(snakemake) as log:
     copy = Path(snakemake.input.bundle)  # the bytes verify_bundle verified, no file read again
-    want = json.loads(Path(snakemake.input.verified).read_text(encoding="utf-8"))["sha256"]
-    if hashlib.sha256(copy.read_bytes()).hexdigest() != want:
+    verified = json.loads(Path(snakemake.input.verified).read_text(encoding="utf-8"))
+    if verified.get("dropped"):  # not trusted: an empty folder that says why (the report names it)
+        bundle.write_dropped(snakemake.output[0], snakemake.wildcards.name, verified["dropped"])
+        log(f"{snakemake.wildcards.name}: left out ({verified['dropped']})")
+    elif hashlib.sha256(copy.read_bytes()).hexdigest() != verified["sha256"]:
         raise bundle.BundleError(f"{copy} changed after it was verified. Fix: delete it and run snakemake again.")
-    meta = bundle.unpack(copy, snakemake.output[0])
-    log(f"{copy}: {len(meta['files'])} files from {meta['host']} verified and unpacked")
+    else:
+        meta = bundle.unpack(copy, snakemake.output[0])
+        log(f"{copy}: {len(meta['files'])} files from {meta['host']} verified and unpacked")

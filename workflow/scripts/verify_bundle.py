@@ -14,6 +14,7 @@ from mnist_speedup.rulescript import logged
 with logged(snakemake) as log:
     given, copy = Path(snakemake.input[0]), Path(snakemake.output.bundle)
     # what is verified is exactly what is unpacked: a private copy, never the given file read again
+    dropped = None
     with atomic.replacing(copy) as staged:
         shutil.copyfile(given, staged)
         try:
@@ -21,8 +22,16 @@ with logged(snakemake) as log:
                 signer = signing.verify(staged, snakemake.params.trusted_keys, signing.signature_path(given))
                 log(f"{given}: signed by {signer}")
             meta = bundle.check(staged)
-        except (bundle.BundleError, signing.SignatureError) as exc:  # named as the user named it
+        except bundle.BundleError as exc:  # damaged or edited: refused, named as the user named it
             raise type(exc)(str(exc).replace(str(staged), str(given))) from None
-    record = {"host": meta["host"], "files": meta["files"], "sha256": hashlib.sha256(copy.read_bytes()).hexdigest()}
-    atomic.write_text(snakemake.output.verified, json.dumps(record, indent=1) + "\n")
-    log(f"{given}: {len(meta['files'])} files from {meta['host']} verified (a copy: {copy})")
+        except signing.SignatureError as exc:  # not (or no longer) trusted: left out, and the report says so
+            dropped = str(exc).replace(str(staged), str(given))
+            staged.write_bytes(b"")  # nothing of it is kept
+    if dropped:
+        atomic.write_text(snakemake.output.verified, json.dumps({"dropped": dropped, "sha256": None}) + "\n")
+        log(f"{given}: left out ({dropped})")
+    else:
+        sha256 = hashlib.sha256(copy.read_bytes()).hexdigest()
+        record = {"host": meta["host"], "files": meta["files"], "sha256": sha256}
+        atomic.write_text(snakemake.output.verified, json.dumps(record, indent=1) + "\n")
+        log(f"{given}: {len(meta['files'])} files from {meta['host']} verified (a copy: {copy})")

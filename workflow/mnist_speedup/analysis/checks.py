@@ -226,6 +226,11 @@ def unsigned(folders) -> list[str]:
     ]
 
 
+def dropped_bundles(dropped) -> list[str]:
+    """Bundles in extra_runs left out because their signature is not (or no longer) trusted."""
+    return [f"Left out bundle {d['bundle']}: none of its runs is in this report. {d['reason']}" for d in dropped]
+
+
 def intervals_apart(speedup: pd.DataFrame) -> list[str]:
     """Cells where Fieller's interval and the BCa bootstrap's disagree (analysis/bootstrap.py)."""
     if "intervals_disagree" not in speedup:

@@ -11,6 +11,7 @@ import pandas as pd
 
 from mnist_speedup.analysis import aggregate, checks, drift, headline, parity, replication, scaling, stats, tta, twins
 from mnist_speedup.analysis import frameworks as pairs_of
+from mnist_speedup.records import bundle
 from mnist_speedup.spec import run
 
 
@@ -59,17 +60,18 @@ def make(runs, settings: Settings, extra_runs=(), calibration_files=(), cut=()) 
         "drift": drift.table(summary),
         "time_budget": aggregate.cut_runs(list(cut)),
     }
-    return made | derived(made, baseline, settings, level)
+    return made | derived(made, baseline, settings, level, bundle.dropped(extra_runs))
 
 
-def derived(made: dict, baseline: str, settings: Settings, level: float) -> dict:
+def derived(made: dict, baseline: str, settings: Settings, level: float, dropped=()) -> dict:
     """The numbers the report shows beyond the main tables, each computed here once (never while
-    rendering): framework pairs, each framework's own speedup, twin speedups, the geometric means
-    across workloads, the warnings, the seeds' mean learning curves, which device is the baseline, and the
-    headline's choice (analysis/headline.py)."""
+    rendering): framework pairs, each framework's own speedup, twin speedups, the geometric means across
+    workloads, the warnings (the bundles left out among them: ``dropped``, records/bundle.py's), the seeds'
+    mean learning curves, which device is the baseline, and the headline's choice (analysis/headline.py)."""
     summary, margin = made["summary"], settings.parity_margin
     shown = {"devices_auto": settings.devices_auto, "no_gpu_reason": settings.no_gpu_reason}
     found = checks.warnings(SimpleNamespace(**made), baseline, shown) + checks.unsigned(settings.unsigned_folders)
+    found += checks.dropped_bundles(dropped)
     return {
         "framework_pairs": pairs_of.pairs(summary, settings.target_accuracy, margin),
         "within_framework": pairs_of.within(summary, baseline, settings.target_accuracy, margin),

@@ -251,3 +251,24 @@ def unpack(bundle, dest) -> dict:
 
 def is_bundle(path) -> bool:
     return str(path).endswith(".tar.gz")
+
+
+#: the note an imported folder holds instead of runs where its bundle was left out (scripts/verify_bundle.py)
+DROPPED = "DROPPED.json"
+
+
+def write_dropped(dest, bundle_name: str, reason: str) -> None:
+    """``dest`` as the unpacked folder of a bundle left out, holding only why."""
+    Path(dest).mkdir(parents=True, exist_ok=True)
+    (Path(dest) / DROPPED).write_text(json.dumps({"bundle": bundle_name, "reason": reason}, indent=1) + "\n")
+
+
+def dropped(folders) -> list[dict]:
+    """The bundles left out among the ``extra_runs`` folders: each {bundle, reason}."""
+    out = []
+    for folder in folders:
+        note = Path(folder) / DROPPED
+        if note.is_file():
+            data = json.loads(note.read_text(encoding="utf-8"))
+            out.append({"bundle": str(data.get("bundle")), "reason": str(data.get("reason"))})
+    return out
