@@ -131,3 +131,34 @@ def test_twelve_devices_get_twelve_colours():
     _, colours, _ = figure._setup(summary, "d00", {"palette": "colorblind"}, None)
     assert len(set(colours.values())) == 12
     assert figure.distinct_colours("colorblind", 3) == list(figure.sns.color_palette("colorblind"))[:3]
+
+
+def _labelled(axis) -> dict[float, str]:
+    """Each major tick within the axis's view, with its label."""
+    lo, hi = sorted(axis.get_view_interval())
+    formatter = axis.get_major_formatter()
+    return {v: formatter(v, i) for i, v in enumerate(axis.get_majorticklocs()) if lo <= v <= hi}
+
+
+def _readable(point: float, ticks) -> bool:
+    """Between two labelled ticks, or within a quarter of the nearest (a log axis's edge)."""
+    ticks = sorted(ticks)
+    return ticks[0] <= point <= ticks[-1] or max(point / ticks[-1], ticks[0] / point) <= 1.25
+
+
+@pytest.mark.parametrize("batch_sizes", [(500,), (100, 500, 2000)], ids=["one batch size", "three"])
+def test_every_log_axis_labels_ticks_each_point_can_be_read_against_and_no_label_twice(tmp_path, batch_sizes):
+    """Issue 49 (5): in the kept three-framework figure panel (a) labelled no tick above 10,000 where two
+    devices sat, and panel (c) printed "2" twice (1.5 rounded). Planted once each: the old locator (1 to 9 x
+    10^k over a narrow range) and the old formatter failed here."""
+    devices = {"cpu": 0.55, "cpu1": 0.75, "cpu2": 1.2}  # throughputs of about 9,000 to 18,000 samples/s
+    fig, _, _ = draw(tmp_path, devices, [1, 2, 3], batch_sizes=batch_sizes)
+    throughput, _, accuracy = fig.axes[:3]
+    for axis, points in (
+        (throughput.yaxis, [y for line in throughput.lines for y in line.get_ydata()]),
+        (accuracy.xaxis, [x for line in accuracy.lines for x in line.get_xdata() if x > 0]),
+    ):
+        labelled = _labelled(axis)
+        labels = [label for label in labelled.values() if label]
+        assert len(labels) >= 2 and len(set(labels)) == len(labels), labels
+        assert all(_readable(float(p), labelled) for p in points if np.isfinite(p)), (labels, sorted(points)[-3:])

@@ -234,11 +234,15 @@ def test_torch_compile_compiles_in_the_warm_up_records_the_cache_and_refuses_a_r
     """)
     env = {**__import__("os").environ, "MNIST_SPEEDUP_TORCH_CACHE": str(tmp_path / "cache")}
     runs = []
-    for _ in range(2):
+    for attempt in range(3):
+        if attempt == 2:  # issue 50 (4): files that fail to load are no warm cache (planted: the folder's test)
+            for entry in (tmp_path / "cache").rglob("*"):
+                if entry.is_file():
+                    entry.write_bytes(b"")
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, env=env)
         line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT")), None)
         assert line, proc.stdout[-2000:] + proc.stderr[-4000:]
         runs.append(json.loads(line[6:]))
-    assert [r["state"] for r in runs] == ["cold", "warm"]
+    assert [r["state"] for r in runs] == ["cold", "warm", "cold"]
     assert all(r["trace_s"] > r["epoch_s"] for r in runs)  # the compilation was in the warm-up, not the epoch
     assert not any(r["recompiled"] for r in runs)  # another shape after the warm-up is refused, not recompiled

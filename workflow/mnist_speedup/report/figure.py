@@ -26,7 +26,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 from mnist_speedup import atomic  # noqa: E402
 from mnist_speedup.analysis import checks, placing  # noqa: E402
@@ -77,13 +77,33 @@ def _dodged(x, i: int, n: int):
 
 
 def _log_axis(axis, lo: float, hi: float) -> None:
-    """Labelled ticks, written out: 1, 2, 5 x 10^k over wide ranges, more
-    over narrow ones, so that at least three values can be read."""
+    """Labelled ticks, written out, each label distinct: 1, 2, 5 x 10^k over wide ranges, 1, 1.5, 2, 3, 5, 7
+    x 10^k over middling ones, and evenly spaced round values over a narrow range (where a decade's ticks
+    would leave the points unlabelled between two of them)."""
     decades = math.log10(hi / lo) if lo > 0 and hi > lo else 1.0
-    subs = (1.0, 2.0, 5.0) if decades > 1.2 else (1.0, 1.5, 2.0, 3.0, 5.0, 7.0) if decades > 0.4 else np.arange(1, 10)
-    axis.set_major_locator(LogLocator(base=10, subs=subs))
-    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    if decades > 1.2:
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    elif decades > 0.4:
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 1.5, 2.0, 3.0, 5.0, 7.0)))
+    else:
+        axis.set_major_locator(FixedLocator(linear_ticks(lo, hi)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: tick_label(v)))
     axis.set_minor_formatter(NullFormatter())
+
+
+def linear_ticks(lo: float, hi: float, count: int = 4) -> np.ndarray:
+    """About ``count`` round values (1, 2, 2.5 or 5 x 10^k apart) from ``lo`` to ``hi``."""
+    raw = (hi - lo) / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    return np.arange(math.ceil(lo / step) * step, hi + step * 1e-9, step)
+
+
+def tick_label(value: float) -> str:
+    """``15,000``, ``7``, ``1.5``, ``0.25``: a tick's value with every digit it has (never 1.5 shown as 2)."""
+    if value >= 1000 or float(value).is_integer():
+        return f"{value:,.0f}"
+    return f"{value:.6g}"
 
 
 def _batch_axis(ax, batch_sizes) -> None:

@@ -42,9 +42,12 @@ class PyTorch(Framework):
         if deterministic:
             os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         self.compile = bool(device_spec.get("jit_compile"))
-        self.compile_cache, self.cache_was_warm = _use_compile_cache() if self.compile else (None, False)
+        self.compile_cache = _use_compile_cache() if self.compile else None
         import torch
         import torch._dynamo  # noqa: F401  (torch.optim imports it at its first optimizer: 1.6 s, an import)
+        from torch._dynamo.utils import counters
+
+        self.cache_counted_from = dict(counters["inductor"])  # this run's compilations are counted from here
 
         self.torch = torch
         self.out_of_memory = (torch.cuda.OutOfMemoryError,)
@@ -133,15 +136,28 @@ class PyTorch(Framework):
         return env
 
     def compile_state(self) -> str:
-        """``off``, or whether torch.compile found its cache ``cold`` (empty) or ``warm`` when this run opened."""
+        """``off``, or what torch.compile's graphs found in Inductor's FX graph cache, from its own counters:
+        ``warm`` when every graph was loaded from it, ``cold`` when none was (a file that fails to load is a
+        miss), ``partial (h of n)`` between; ``none`` where nothing was compiled yet."""
         if not self.compile:
             return "off"
-        return "warm" if self.cache_was_warm else "cold"
+        from torch._dynamo.utils import counters
+
+        found = counters["inductor"]
+        hits, *compiled = (found[k] - self.cache_counted_from.get(k, 0) for k in _GRAPH_CACHE)
+        misses = sum(compiled)
+        if hits + misses == 0:
+            return "none"
+        return "warm" if misses == 0 else "cold" if hits == 0 else f"partial ({hits} of {hits + misses})"
 
 
-def _use_compile_cache() -> tuple[str, bool]:
+#: Inductor's counters of FX graphs loaded from its cache, then of those compiled (a bypass compiles too)
+_GRAPH_CACHE = ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass")
+
+
+def _use_compile_cache() -> str:
     """Inductor's and Triton's caches in one folder per torch version, shared by the runs of this
-    machine: the folder, and whether it held anything yet (a warm cache)."""
+    machine: the folder."""
     from importlib import metadata
 
     try:
@@ -151,7 +167,7 @@ def _use_compile_cache() -> tuple[str, bool]:
     folder = os.environ.get(CACHE_VARIABLE) or str(Path.home() / ".cache" / "mnist-speedup" / f"torch-{version}")
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = folder
     os.environ.setdefault("TRITON_CACHE_DIR", str(Path(folder) / "triton"))
-    return folder, Path(folder).is_dir() and any(Path(folder).iterdir())
+    return folder
 
 
 class TorchGpuMemory:
