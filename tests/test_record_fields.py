@@ -149,3 +149,32 @@ def test_an_undeclared_field_is_bounded_where_the_record_enters(dotted, value, p
     refusal = record_refusal(_set(make_record(), dotted, value))
     assert refusal and f"`{dotted}` {problem}" in refusal and "Fix:" in refusal
     assert record_refusal(_set(make_record(), dotted, "a short note")) is None  # small undeclared text still passes
+
+
+def _problem_of(record: dict, dotted: str) -> str | None:
+    return next((problem for name, problem in fields.problems(record) if name == dotted), None)
+
+
+def _at(field, value):
+    value = int(value) if field.kind.rstrip("s") == "integer" else float(value)
+    return [value] if field.kind.endswith("s") else value
+
+
+@pytest.mark.parametrize(
+    "field",
+    [f for f in fields.FIELDS if f.kind.rstrip("s") in ("number", "integer") and (f.high, f.low) != (None, None)],
+    ids=lambda f: f.dotted,
+)
+def test_each_range_holds_its_bounds_and_refuses_the_next_value_beyond(field):
+    """Reliability 6 (8): a slip in a range check (`>` for `>=`, a bound off by one) went uncaught: the test
+    above plants values ten times out. Here, field by field, the bounds themselves pass the range check and
+    the next representable value beyond each is refused by it, named. Planted once: `value >= self.high`
+    failed every field with an upper bound."""
+    integer = field.kind.rstrip("s") == "integer"
+    for bound, outward in ((field.high, math.inf), (field.low, -math.inf)):
+        if bound is None:
+            continue
+        assert _problem_of(_set(make_record(), field.dotted, _at(field, bound)), field.dotted) is None, bound
+        beyond = bound + (1 if outward > 0 else -1) if integer else math.nextafter(bound, outward)
+        problem = _problem_of(_set(make_record(), field.dotted, _at(field, beyond)), field.dotted)
+        assert problem and "outside" in problem, (field.dotted, beyond, problem)

@@ -3,6 +3,8 @@ best against best, and cost."""
 
 import math
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from crafted import crafted_tables, make_record
@@ -85,3 +87,51 @@ def test_cost_ratio_equals_time_ratio_for_equal_prices(tmp_path):
     assert srow.cost_ratio == pytest.approx(srow.speedup)
     _, _, dearer, _ = both(tmp_path / "b", [ok, ok, ok], prices={"cpu": 1.0, "gpu": 4.0})
     assert dearer.set_index("device").loc["gpu"].cost_ratio == pytest.approx(row.tta_speedup / 4)
+
+
+def _fieller(x, y, paired: bool):
+    """Fieller's 95% interval for mean(x) / mean(y), written out here from the textbook: paired (n - 1 df) or
+    independent (Welch-Satterthwaite df at the estimate)."""
+    from scipy import stats as scipy_stats
+
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    mx, my, r = x.mean(), y.mean(), x.mean() / y.mean()
+    vx, vy = x.var(ddof=1) / len(x), y.var(ddof=1) / len(y)
+    cov = np.cov(x, y, ddof=1)[0, 1] / len(x) if paired else 0.0
+    df = len(x) - 1 if paired else (vx + r**2 * vy) ** 2 / (vx**2 / (len(x) - 1) + (r**2 * vy) ** 2 / (len(y) - 1))
+    t2 = scipy_stats.t.ppf(0.975, df) ** 2
+    a, b, c = my**2 - t2 * vy, mx * my - t2 * cov, mx**2 - t2 * vx
+    return r, (b - np.sqrt(b * b - a * c)) / a, (b + np.sqrt(b * b - a * c)) / a
+
+
+def test_every_number_of_the_tta_and_best_against_best_tables_against_a_hand_computed_case():
+    """Reliability 6 (8): a slip in the time-to-accuracy statistics went uncaught by the fast lane. Means, SDs
+    (n - 1), epochs, speedups and both intervals of a case computed here by hand. Planted once: the SD with
+    ddof=0 failed here."""
+    times = {("cpu", 100): [10.0, 12.0, 14.0], ("gpu", 100): [5.0, 6.0, 7.5],
+             ("cpu", 500): [9.0, 10.0, 11.5], ("gpu", 500): [6.0, 7.0, 8.0]}  # fmt: skip
+    epochs = {("cpu", 100): [5, 6, 7], ("gpu", 100): [5, 5, 6], ("cpu", 500): [3, 3, 4], ("gpu", 500): [4, 4, 4]}
+    runs = pd.DataFrame(
+        [
+            {"workload": "mlp", "device": d, "batch_size": bs, "seed": s + 1, "target_reached": True,
+             "epochs_to_target": epochs[d, bs][s], "time_to_target_s": t}
+            for (d, bs), ts in times.items() for s, t in enumerate(ts)
+        ]
+    )  # fmt: skip
+    summary = runs[["workload", "device", "batch_size", "seed"]].assign(
+        machine_key="m", origin="local", device_label=runs.device, epochs=8
+    )
+    table = tta.table(summary, runs, "cpu", 0.9).set_index(["device", "batch_size"])
+    gpu = table.loc[("gpu", 100)]
+    assert gpu.time_to_target_s_mean == pytest.approx(np.mean(times["gpu", 100]), rel=1e-12)
+    assert gpu.time_to_target_s_std == pytest.approx(np.std(times["gpu", 100], ddof=1), rel=1e-12)
+    assert gpu.epochs_to_target_mean == pytest.approx(16 / 3, rel=1e-12)
+    expected = _fieller(times["cpu", 100], times["gpu", 100], paired=True)
+    got = (gpu.tta_speedup, gpu.tta_speedup_ci_low, gpu.tta_speedup_ci_high)
+    assert got == pytest.approx(expected, rel=1e-9) and "paired" in gpu.tta_ci_method
+    assert list(table[table.best_batch_size].index) == [("cpu", 500), ("gpu", 100)]
+    (best,) = tta.best_against_best(table.reset_index(), runs, "cpu").to_dict("records")
+    assert (best["device_batch_size"], best["baseline_batch_size"]) == (100, 500)
+    expected = _fieller(times["cpu", 500], times["gpu", 100], paired=False)
+    got = (best["tta_speedup"], best["tta_speedup_ci_low"], best["tta_speedup_ci_high"])
+    assert got == pytest.approx(expected, rel=1e-9) and "independent" in best["tta_ci_method"]
