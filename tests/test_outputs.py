@@ -8,7 +8,7 @@ import pytest
 
 from conftest import ROOT
 from crafted import crafted_tables, make_record, report_tables
-from mnist_speedup.report import drawings, markdown, outputs, scaling_figure
+from mnist_speedup.report import markdown, outputs, scaling_figure
 from mnist_speedup.report.sections import figures as figures_section
 from mnist_speedup.spec import workloads
 
@@ -39,21 +39,36 @@ def test_figures_are_numbered_by_their_place_among_those_drawn(tmp_path):
     assert "**Figure 1.** " + figures_section.caption_text("timeline") in only_timeline
 
 
-def test_a_new_figure_is_one_entry_in_the_registry(tmp_path, monkeypatch):
-    """What the rules, the figure script and the report read: a fourth entry
-    appears in each (the rules' functions are tested by the workflow tests)."""
-    new = outputs.Figure("timeline2", "timeline", "second timeline", outputs.FIGURES[1].draw)
-    monkeypatch.setattr(outputs, "FIGURES", (*outputs.FIGURES, new))
+def test_a_new_figure_is_one_file_found_by_the_registry(tmp_path, monkeypatch):
+    """House 4 (5): a figure file in the folder is an entry of the registry, read without importing it, that
+    the rules, the figure script and the report read (the rules' functions are tested by the workflow tests).
+    Planted once: a registry that skipped files it did not list failed here."""
+    import shutil
+
+    folder = tmp_path / "figures"
+    shutil.copytree(outputs.FIGURE_FILES, folder)
+    (folder / "timeline2.py").write_text(
+        "import this_module_is_never_imported  # noqa\n"
+        "FIGURE = {'order': 9, 'caption': 'timeline', 'alt': 'second timeline'}\n"
+    )
+    declared = outputs._declared(folder)
+    new = declared[-1]
+    assert new == outputs.Figure("timeline2", "timeline", "second timeline", 9)
+    monkeypatch.setattr(outputs, "FIGURES", declared)
     assert outputs.figures(1)[-1] is new  # drawn for every config, after the others
     files = {f.name: [f"figures/{f.name}.png"] for f in outputs.FIGURES}
     text = "\n".join(figures_section.render(_report(tmp_path, files)))
     assert "![second timeline](figures/timeline2.png)" in text and "**Figure 4.**" in text
 
 
-def test_every_figure_entry_names_a_drawing_function():
-    """The registry names its drawing functions (so that it imports no
-    drawing code); a misspelt name would fail only in the figure job."""
-    assert {f.draw for f in outputs.FIGURES} <= set(drawings.BY_NAME)
+def test_every_figure_file_draws():
+    """The registry imports no drawing code; every figure file it found has its ``draw`` (a missing one would
+    fail only in the figure job)."""
+    import importlib
+
+    for entry in outputs.FIGURES:
+        assert callable(importlib.import_module(f"mnist_speedup.report.figures.{entry.name}").draw), entry.name
+    assert [f.order for f in outputs.FIGURES] == sorted({f.order for f in outputs.FIGURES})  # no order twice
 
 
 def test_each_network_type_has_its_own_marker_and_family_name():

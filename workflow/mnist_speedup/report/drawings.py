@@ -1,14 +1,12 @@
-"""Each figure of the registry (:mod:`.outputs`) drawn from the aggregated
-tables: one function per entry, named by the entry's ``draw``."""
+"""Each figure of the registry (:mod:`.outputs`) drawn from the aggregated tables by its own file in
+report/figures/."""
 
 from __future__ import annotations
 
-import json
+import importlib
 from dataclasses import dataclass
 
 import pandas as pd
-
-from mnist_speedup.report import figure, scaling_figure
 
 
 @dataclass(frozen=True)
@@ -25,38 +23,11 @@ class Drawing:
     main_workload: str
 
 
-def speedup(d: Drawing):
-    main = d.main_workload  # the speedup figure shows one workload (the first listed)
-    return figure.draw(
-        d.summary[d.summary.workload == main],
-        d.speedup[d.speedup.workload == main],
-        d.baseline,
-        d.options,
-        d.curves[d.curves.workload == main],
-        d.target,
-        d.labels,
-    )
-
-
-def timeline(d: Drawing):
-    return figure.draw_timeline(d.summary, d.baseline, d.options, d.labels)
-
-
-def scaling(d: Drawing):
-    types = {w: json.loads(spec)["type"] for w, spec in zip(d.summary.workload, d.summary.workload_spec)}
-    return scaling_figure.draw(d.speedup, d.baseline, types, d.options, d.labels)
-
-
-def frameworks(d: Drawing):
-    from mnist_speedup.report import framework_figure
-
-    return framework_figure.draw(d.summary, d.options, d.labels)
-
-
-#: the drawing functions by the name a registry entry gives
-BY_NAME = {f.__name__: f for f in (speedup, timeline, scaling, frameworks)}
+#: the figures' files (report/figures/), each with its ``draw`` (mnist_speedup/plugins.py; the figure job's
+#: digest covers them)
+PLUGINS = "figures/*.py"
 
 
 def draw(entry, d: Drawing):
-    """The figure of registry entry ``entry``."""
-    return BY_NAME[entry.draw](d)
+    """The figure of registry entry ``entry``, drawn by its file's ``draw``."""
+    return importlib.import_module(f"{__package__}.figures.{entry.name}").draw(d)

@@ -1,29 +1,29 @@
 """One registry of the report's outputs: every figure and table, once.
 
-An entry gives its name (the rule's output name and the file's stem), its
-caption file (``workflow/report/<caption>.rst``, Snakemake's HTML report and
-the Markdown report read the same words), its report category, and for a
-figure the name of the function of :mod:`.drawings` that draws it (a name,
-so that this registry imports no drawing code: the aggregation script reads
-it, and its rerun digest follows what it imports). The rules
-(rules/outputs.smk), the rule scripts (scripts/figure.py,
-scripts/aggregate.py) and the report's figures section read it; figures are
-numbered by their place here. A new figure is one entry, its drawing
-function and its caption file.
+An entry gives its name (the rule's output name and the file's stem), its caption file
+(``workflow/report/<caption>.rst``, Snakemake's HTML report and the Markdown report read the same words),
+its report category, and for a figure its place. Figures are found by file (report/figures/<name>.py),
+whose literal FIGURE this registry reads as data: it imports no drawing code (the aggregation script reads
+it, and its rerun digest follows what it imports). The rules (rules/outputs.smk), the rule scripts
+(scripts/figure.py, scripts/aggregate.py) and the report's figures section read it; figures are numbered by
+their order. A new figure is one file in report/figures/ and its caption file.
 """
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
 class Figure:
+    #: its file's name in report/figures/ (which draws it), and the stem of its output files
     name: str
     caption: str
     alt: str
-    #: the function of report/drawings.py that draws it from a Drawing
-    draw: str
+    #: its place among the figures (the report numbers them so)
+    order: int
     #: drawn only where the config lists at least this many workloads, and its devices this many frameworks
     min_workloads: int = 1
     min_frameworks: int = 1
@@ -40,12 +40,34 @@ class Table:
     category: str = "Tables"
 
 
-FIGURES = (
-    Figure("speedup", "figure", "speedup figure", "speedup"),
-    Figure("timeline", "timeline", "timeline", "timeline"),
-    Figure("scaling", "scaling", "scaling", "scaling", min_workloads=2),
-    Figure("frameworks", "frameworks", "frameworks side by side", "frameworks", min_frameworks=2),
-)
+#: the figures' files, read as data here (each file's literal FIGURE; no drawing code imported)
+FIGURE_FILES = Path(__file__).resolve().parent / "figures"
+
+
+def _declared(folder: Path) -> tuple[Figure, ...]:
+    """Every figure file's FIGURE, in order."""
+    found = []
+    for path in sorted(folder.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        literal = next(
+            (
+                n.value
+                for n in tree.body
+                if isinstance(n, ast.Assign) and [getattr(t, "id", None) for t in n.targets] == ["FIGURE"]
+            ),
+            None,
+        )
+        if literal is None:
+            raise ValueError(
+                f"{path} has no FIGURE: give it one, e.g. FIGURE = {{'order': 5, 'caption': ..., 'alt': ...}}"
+            )
+        found.append(Figure(name=path.stem, **ast.literal_eval(literal)))
+    return tuple(sorted(found, key=lambda f: f.order))
+
+
+FIGURES = _declared(FIGURE_FILES)
 TABLES = (
     Table("summary", "summary", "one row per run"),
     Table("speedup", "speedup", "speedup with {interval}"),
