@@ -1,6 +1,7 @@
 """Issue 47: the small vision transformer, one spec (mnist_speedup/workloads/vit.py) and one layer file per
 framework. Its FLOPs by hand, its keys checked at config time, and the same step in all three frameworks."""
 
+import json
 import subprocess
 import sys
 
@@ -132,3 +133,29 @@ def test_each_framework_calibrates_at_the_vits_shapes_and_trains_it_briefly_on_s
         assert {"bmm", "bmm_nt", "bmm_tn"} <= set(kinds), name
         assert result["flops"] == workloads.of(spec).training_step_flops(50), name
         assert result["epoch_loss"][-1] < result["epoch_loss"][0], (name, result["epoch_loss"])
+
+
+def test_the_kept_real_mnist_run_has_parity_and_bounded_paired_intervals_for_every_framework_pair(tmp_path):
+    """Issue 47 (4), kept (benchmarks/vit-2026-12-07/, config/vit.yaml on real MNIST, 5 seeds, the development
+    VM): every pair of TensorFlow, JAX and PyTorch training the ViT has a bounded paired interval and parity
+    PASS; pinned to the printed digits."""
+    from mnist_speedup.analysis import aggregate, tta
+    from mnist_speedup.analysis import frameworks as pairs_of
+    from mnist_speedup.records import bundle
+
+    bundle.unpack(ROOT / "benchmarks" / "vit-2026-12-07" / "bundle-vm.tar.gz", tmp_path / "u")
+    summary, curves = aggregate.load_runs([], [tmp_path / "u"], [])
+    summary = summary.merge(tta.per_run(curves, 0.9), on=["workload", "device", "batch_size", "seed"])
+    pairs = pairs_of.pairs(summary, 0.9, 0.005)
+    got = {
+        (a, b): (f"{s:.2f}", f"{lo:.2f}", f"{hi:.2f}", p)
+        for a, b, s, lo, hi, p in zip(pairs["first"], pairs.second, pairs.speedup, pairs.low, pairs.high, pairs.parity)
+    }
+    assert got == {
+        ("tf", "jax"): ("1.03", "0.90", "1.17", "PASS"),
+        ("tf", "pytorch"): ("0.88", "0.73", "1.05", "PASS"),
+        ("jax", "pytorch"): ("0.86", "0.75", "0.97", "PASS"),
+    }
+    assert set(summary.workload_spec) == {
+        json.dumps(workloads.of({"type": "vit"}).spec | {"type": "vit"}, sort_keys=True)
+    }
