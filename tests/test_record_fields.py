@@ -178,3 +178,10 @@ def test_each_range_holds_its_bounds_and_refuses_the_next_value_beyond(field):
         beyond = bound + (1 if outward > 0 else -1) if integer else math.nextafter(bound, outward)
         problem = _problem_of(_set(make_record(), field.dotted, _at(field, beyond)), field.dotted)
         assert problem and "outside" in problem, (field.dotted, beyond, problem)
+
+
+def test_no_field_is_declared_twice():
+    """environment.jax_cpu_cores was declared by hand (1 and up) and by JAX's framework.yaml (0 and up): two
+    ranges for one field. Found by the bounds test above."""
+    names = [f.dotted for f in fields.FIELDS]
+    assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})

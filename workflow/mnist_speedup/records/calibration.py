@@ -55,7 +55,8 @@ def load(path) -> dict:
 def _check_version(data: dict, path) -> None:
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
-        when = OLDER.get(version, "by a version of this workflow this code does not know")
+        known = isinstance(version, int) and not isinstance(version, bool) and version in OLDER
+        when = OLDER[version] if known else "by a version of this workflow this code does not know"
         raise _refuse(path, f"calibration schema_version {version!r} (this code reads {SCHEMA_VERSION}): made {when}")
 
 

@@ -29,7 +29,7 @@ MAX_CORES, MAX_BYTES, MAX_WATTS, MAX_PROCESSES = 16_384, 2**50, 100_000.0, 1_000
 
 
 #: a framework's declared environment field kinds (spec/frameworks.py FIELD_KINDS) as field kinds and ranges
-_KINDS = {"text": ("text",), "flag": ("flag",), "cores": ("integer", 0, MAX_CORES)}
+_KINDS = {"text": ("text",), "flag": ("flag",), "cores": ("integer", 1, MAX_CORES)}
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,6 @@ FIELDS = (
     _required("environment.hostname", "text"),
     _f("environment.logical_cores", "integer", 1, MAX_CORES),
     _f("environment.threads", "integer", 1, MAX_CORES),
-    _f("environment.jax_cpu_cores", "integer", 1, MAX_CORES),
     _f("environment.cpu_low_precision_flags", "texts"),
     *(
         _f(f"environment.{k}", "text", 0, MAX_NAME)
