@@ -250,3 +250,21 @@ def meta_for(folder, host="box"):
         software={"tensorflow": "2.21.0"},
         training_code="abc",
     )
+
+
+def kept_pairs(kept, folder, target: float = 0.9):
+    """A kept bundle's framework pairs at ``target``, as printed: {(first, second): (speedup, low, high,
+    parity)}, and its summary."""
+    from mnist_speedup.analysis import aggregate, tta
+    from mnist_speedup.analysis import frameworks as pairs_of
+    from mnist_speedup.records import bundle
+
+    bundle.unpack(kept, folder)
+    summary, curves = aggregate.load_runs([], [folder], [])
+    summary = summary.merge(tta.per_run(curves, target), on=["workload", "device", "batch_size", "seed"])
+    pairs = pairs_of.pairs(summary, target, 0.005)
+    printed = {
+        (a, b): (f"{s:.2f}", f"{lo:.2f}", f"{hi:.2f}", p)
+        for a, b, s, lo, hi, p in zip(pairs["first"], pairs.second, pairs.speedup, pairs.low, pairs.high, pairs.parity)
+    }
+    return printed, pairs, summary

@@ -66,18 +66,9 @@ def test_the_kept_three_framework_run_has_bounded_paired_intervals_and_parity_fo
     real MNIST, 3 seeds, the development VM): every pair of TensorFlow, JAX and PyTorch has a bounded paired
     interval and parity PASS; the figures are pinned to the printed digits."""
     from conftest import ROOT
-    from mnist_speedup.analysis import aggregate, tta
-    from mnist_speedup.records import bundle
+    from crafted import kept_pairs
 
-    kept = ROOT / "benchmarks" / "three-frameworks-2026-12-06" / "bundle-vm.tar.gz"
-    bundle.unpack(kept, tmp_path / "u")
-    summary, curves = aggregate.load_runs([], [tmp_path / "u"], [])
-    summary = summary.merge(tta.per_run(curves, 0.9), on=["workload", "device", "batch_size", "seed"])
-    pairs = pairs_of.pairs(summary, 0.9, 0.005)
-    got = {
-        (a, b): (f"{s:.2f}", f"{lo:.2f}", f"{hi:.2f}", p)
-        for a, b, s, lo, hi, p in zip(pairs["first"], pairs.second, pairs.speedup, pairs.low, pairs.high, pairs.parity)
-    }
+    got, pairs, _ = kept_pairs(ROOT / "benchmarks" / "three-frameworks-2026-12-06" / "bundle-vm.tar.gz", tmp_path / "u")
     assert got == {
         ("tf", "jax"): ("0.98", "0.83", "1.15", "PASS"),
         ("tf", "pytorch"): ("0.63", "0.56", "0.70", "PASS"),

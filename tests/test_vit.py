@@ -139,18 +139,9 @@ def test_the_kept_real_mnist_run_has_parity_and_bounded_paired_intervals_for_eve
     """Issue 47 (4), kept (benchmarks/vit-2026-12-07/, config/vit.yaml on real MNIST, 5 seeds, the development
     VM): every pair of TensorFlow, JAX and PyTorch training the ViT has a bounded paired interval and parity
     PASS; pinned to the printed digits."""
-    from mnist_speedup.analysis import aggregate, tta
-    from mnist_speedup.analysis import frameworks as pairs_of
-    from mnist_speedup.records import bundle
+    from crafted import kept_pairs
 
-    bundle.unpack(ROOT / "benchmarks" / "vit-2026-12-07" / "bundle-vm.tar.gz", tmp_path / "u")
-    summary, curves = aggregate.load_runs([], [tmp_path / "u"], [])
-    summary = summary.merge(tta.per_run(curves, 0.9), on=["workload", "device", "batch_size", "seed"])
-    pairs = pairs_of.pairs(summary, 0.9, 0.005)
-    got = {
-        (a, b): (f"{s:.2f}", f"{lo:.2f}", f"{hi:.2f}", p)
-        for a, b, s, lo, hi, p in zip(pairs["first"], pairs.second, pairs.speedup, pairs.low, pairs.high, pairs.parity)
-    }
+    got, _, summary = kept_pairs(ROOT / "benchmarks" / "vit-2026-12-07" / "bundle-vm.tar.gz", tmp_path / "u")
     assert got == {
         ("tf", "jax"): ("1.03", "0.90", "1.17", "PASS"),
         ("tf", "pytorch"): ("0.88", "0.73", "1.05", "PASS"),
