@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import probe_loops  # noqa: E402
 
 FRAMEWORKS = ("tensorflow", "jax", "pytorch")
 BATCH, EPOCHS, SAMPLES = 500, 4, 10_000  # 1 warm-up epoch and 3 steady ones of 20 steps each
@@ -82,20 +83,8 @@ def plain_pytorch(npz: str, threads: int) -> dict:
     layers, widths = [], (784, *HIDDEN, 10)
     for i, (rate, (a, b)) in enumerate(zip(DROPOUT, zip(widths, widths[1:]))):
         layers += [torch.nn.Dropout(rate), torch.nn.Linear(a, b)] + ([torch.nn.ReLU()] if i < 2 else [])
-    net, steps = torch.nn.Sequential(*layers), len(x) // BATCH
-    opt = torch.optim.Adam(net.parameters(), lr=1e-4)
-
-    def epoch():
-        order = torch.randperm(len(x))[: steps * BATCH].view(steps, BATCH)
-        total = torch.zeros(())
-        for idx in order:
-            loss = torch.nn.functional.cross_entropy(net(x[idx]), y[idx])
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            total = total + loss.detach()
-        float(total)
-
+    net = torch.nn.Sequential(*layers)
+    epoch = probe_loops.pytorch(torch, net, torch.optim.Adam(net.parameters(), lr=1e-4), x, y, BATCH)
     return {"steady_epoch_s": _timed(epoch)}
 
 
@@ -129,19 +118,7 @@ def plain_jax(npz: str, threads: int) -> dict:
         updates, state = opt.update(grads, state, params)
         return optax.apply_updates(params, updates), state, loss
 
-    holder = {"p": params, "s": opt.init(params), "k": jax.random.PRNGKey(0)}
-    steps = len(x) // BATCH
-
-    def epoch():
-        holder["k"], sub = jax.random.split(holder["k"])
-        order = jax.random.permutation(sub, len(x))[: steps * BATCH].reshape(steps, BATCH)
-        total = 0.0
-        for i in range(steps):
-            holder["k"], sub = jax.random.split(holder["k"])
-            holder["p"], holder["s"], loss = step(holder["p"], holder["s"], x[order[i]], y[order[i]], sub)
-            total = total + loss
-        float(total)
-
+    epoch = probe_loops.jax(jax, step, params, opt.init(params), x, y, BATCH)
     epoch()  # compile outside every clock
     return {"steady_epoch_s": _timed(epoch)}
 
@@ -160,23 +137,7 @@ def plain_tensorflow(npz: str, threads: int) -> dict:
             tf.keras.layers.Dense((*HIDDEN, 10)[i], activation="relu" if i < 2 else None),
         ]
     net = tf.keras.Sequential([tf.keras.Input((784,)), *layers])
-    opt = tf.keras.optimizers.Adam(1e-4)
-    steps = len(x) // BATCH
-
-    @tf.function
-    def step(xb, yb):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(yb, net(xb, training=True)))
-        opt.apply_gradients(zip(tape.gradient(loss, net.trainable_variables), net.trainable_variables))
-        return loss
-
-    def epoch():
-        order = tf.reshape(tf.random.shuffle(tf.range(len(x)))[: steps * BATCH], (steps, BATCH))
-        total = tf.constant(0.0)
-        for i in range(steps):
-            total += step(tf.gather(x, order[i]), tf.gather(y, order[i]))
-        float(total)
-
+    epoch = probe_loops.tensorflow(tf, net, tf.keras.optimizers.Adam(1e-4), x, y, BATCH)
     epoch()  # trace outside every clock
     return {"steady_epoch_s": _timed(epoch)}
 

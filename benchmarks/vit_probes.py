@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 
+import probe_loops
+
 WIDTH, DEPTH, HEADS, MLP, PATCH, DROPOUT = 64, 2, 4, 128, 4, 0.1
 SIDE = 28 // PATCH
 TOKENS = SIDE * SIDE
@@ -42,20 +44,22 @@ def pytorch(x, y, threads, batch, lr, timed):
             return self.head(self.norm(self.blocks(self.drop(tokens))[:, 0]))
 
     net = Vit()
-    opt, steps = torch.optim.Adam(net.parameters(), lr=lr), len(x) // batch
-
-    def epoch():
-        order = torch.randperm(len(x))[: steps * batch].view(steps, batch)
-        total = torch.zeros(())
-        for idx in order:
-            loss = torch.nn.functional.cross_entropy(net(x[idx]), y[idx])
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            total = total + loss.detach()
-        float(total)
-
+    epoch = probe_loops.pytorch(torch, net, torch.optim.Adam(net.parameters(), lr=lr), x, y, batch)
     return timed(epoch)
+
+
+def _jax_params(jnp, rng) -> dict:
+    """The ViT's weights for the JAX probe, drawn by NumPy."""
+
+    def normal(*shape):
+        return jnp.asarray(rng.normal(0, 0.02, shape).astype("float32"))
+
+    def block():
+        w = {k: normal(WIDTH, WIDTH) for k in ("q", "k", "v", "o")}
+        return w | {"m1": normal(WIDTH, MLP), "m2": normal(MLP, WIDTH), "b1": jnp.zeros(MLP), "b2": jnp.zeros(WIDTH)}
+
+    return {"embed": normal(PATCH**2, WIDTH), "cls": normal(WIDTH), "pos": normal(TOKENS + 1, WIDTH),
+            "blocks": [block() for _ in range(DEPTH)], "head": normal(WIDTH, 10)}  # fmt: skip
 
 
 def jax(x, y, threads, batch, lr, timed):
@@ -66,17 +70,7 @@ def jax(x, y, threads, batch, lr, timed):
     import numpy as np
     import optax
 
-    rng = np.random.default_rng(0)
-
-    def normal(*shape):
-        return jnp.asarray(rng.normal(0, 0.02, shape).astype("float32"))
-
-    def block():
-        w = {k: normal(WIDTH, WIDTH) for k in ("q", "k", "v", "o")}
-        return w | {"m1": normal(WIDTH, MLP), "m2": normal(MLP, WIDTH), "b1": jnp.zeros(MLP), "b2": jnp.zeros(WIDTH)}
-
-    params = {"embed": normal(PATCH**2, WIDTH), "cls": normal(WIDTH), "pos": normal(TOKENS + 1, WIDTH),
-              "blocks": [block() for _ in range(DEPTH)], "head": normal(WIDTH, 10)}  # fmt: skip
+    params = _jax_params(jnp, np.random.default_rng(0))
 
     def norm(h):
         mean, var = h.mean(-1, keepdims=True), h.var(-1, keepdims=True)
@@ -110,17 +104,7 @@ def jax(x, y, threads, batch, lr, timed):
         return optax.apply_updates(p, updates), state, loss
 
     x, y = jnp.asarray(x), jnp.asarray(y)
-    holder, steps = {"p": params, "s": opt.init(params), "k": jax.random.PRNGKey(0)}, len(x) // batch
-
-    def epoch():
-        holder["k"], sub = jax.random.split(holder["k"])
-        order = jax.random.permutation(sub, len(x))[: steps * batch].reshape(steps, batch)
-        total = 0.0
-        for i in range(steps):
-            holder["k"], sub = jax.random.split(holder["k"])
-            holder["p"], holder["s"], loss = step(holder["p"], holder["s"], x[order[i]], y[order[i]], sub)
-            total = total + loss
-        float(total)
+    epoch = probe_loops.jax(jax, step, params, opt.init(params), x, y, batch)
 
     epoch()  # compile outside every clock
     return timed(epoch)
@@ -162,22 +146,6 @@ def tensorflow(x, y, threads, batch, lr, timed):
         h = h + keras.layers.Dropout(DROPOUT)(keras.layers.Dense(WIDTH)(keras.layers.Dropout(DROPOUT)(m)))
     cls = keras.layers.LayerNormalization(epsilon=1e-6)(h[:, 0])
     net = keras.Model(inputs, keras.layers.Dense(10)(cls))
-    opt, steps = keras.optimizers.Adam(lr), len(x) // batch
-    x, y = tf.constant(x), tf.constant(y)
-
-    @tf.function
-    def step(xb, yb):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(yb, net(xb, training=True)))
-        opt.apply_gradients(zip(tape.gradient(loss, net.trainable_variables), net.trainable_variables))
-        return loss
-
-    def epoch():
-        order = tf.reshape(tf.random.shuffle(tf.range(len(x)))[: steps * batch], (steps, batch))
-        total = tf.constant(0.0)
-        for i in range(steps):
-            total += step(tf.gather(x, order[i]), tf.gather(y, order[i]))
-        float(total)
-
+    epoch = probe_loops.tensorflow(tf, net, keras.optimizers.Adam(lr), tf.constant(x), tf.constant(y), batch)
     epoch()  # trace outside every clock
     return timed(epoch)
