@@ -74,8 +74,8 @@ def test_every_figure_file_draws():
 def test_each_network_type_has_its_own_marker_and_family_name():
     """Markers were keyed on the text "MLP"/"CNN": a third type silently got
     none. Planted once: a type without a marker fails here."""
-    markers = [cls.marker for cls in workloads.TYPES.values()]
-    families = [cls.family for cls in workloads.TYPES.values()]
+    markers = [cls.marker for cls in workloads.types().values()]
+    families = [cls.family for cls in workloads.types().values()]
     assert all(markers) and len(set(markers)) == len(markers)
     assert all(families) and len(set(families)) == len(families)
 
@@ -133,4 +133,4 @@ def test_the_scaling_legend_names_each_drawn_network_family_from_its_type(kind):
     speedup = _scaling_rows()
     fig = scaling_figure.draw(speedup, "cpu", dict.fromkeys(speedup.workload, kind), {"formats": ["png"]})
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
-    assert workloads.TYPES[kind].family in labels
+    assert workloads.types()[kind].family in labels

@@ -283,7 +283,7 @@ def _resolve_workloads(config: dict) -> None:
     writing a default out reruns nothing), keys of another type refused."""
     resolved = {}
     for label, spec in config["workloads"].items():
-        kind = workloads.TYPES[spec["type"]]
+        kind = workloads.types()[spec["type"]]
         foreign = sorted(set(spec) - set(kind.keys) - {"type"})
         if foreign:
             _fail(

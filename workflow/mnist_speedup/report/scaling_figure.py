@@ -47,10 +47,10 @@ def _scaling_speedup(ax, speedup: pd.DataFrame, devices, colours, styles, baseli
 
 
 def _points(ax, rows: pd.DataFrame, y, colour, bounded=None) -> None:
-    """One marker per workload, shaped by its network type (workloads.TYPES); hollow where there is no interval."""
+    """One marker per workload, shaped by its network type (workloads.types()); hollow where there is no interval."""
     bounded = np.ones(len(rows), bool) if bounded is None else bounded
     for kind in rows.workload_type.unique():
-        mine, marker = (rows.workload_type == kind).to_numpy(), workloads.TYPES[kind].marker
+        mine, marker = (rows.workload_type == kind).to_numpy(), workloads.types()[kind].marker
         x = rows.flops_per_step.to_numpy()
         ax.plot(x[mine & bounded], y[mine & bounded], marker, ms=3.8, color=colour, ls="none")
         ax.plot(x[mine & ~bounded], y[mine & ~bounded], marker, ms=3.8, mfc="white", color=colour, ls="none")
@@ -106,7 +106,7 @@ def draw(speedup: pd.DataFrame, baseline: str, types: dict, options: dict | None
             _letter(ax, letter)
         handles = [Line2D([], [], color=colours[d], marker="o", ms=3.5, lw=1.2, label=names[d]) for d in devices]
         handles += [Line2D([], [], color="0.4", ls=styles[b], lw=1.1, label=f"batch {b}") for b in batch_sizes]
-        kinds = [workloads.TYPES[k] for k in sorted(speedup.workload_type.unique())]
+        kinds = [workloads.types()[k] for k in sorted(speedup.workload_type.unique())]
         handles += [Line2D([], [], color="0.4", marker=k.marker, ls="none", ms=3.8, label=k.family) for k in kinds]
         handles += [
             Patch(color="0.4", alpha=0.25, label=f"(a) {_interval_name(speedup)}"),

@@ -285,12 +285,6 @@ def with_types(schema_dict: dict) -> dict:
     return schema_dict
 
 
-def __getattr__(name: str):
-    if name == "TYPES":  # the registry, read on first use
-        return types()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def of(spec: dict | None) -> Workload:
     """The workload a spec describes (None: the article's MLP)."""
     spec = spec or DEFAULT
