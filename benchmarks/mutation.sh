@@ -12,8 +12,9 @@ mkdir -p "$work/src"
 cp -r "$root/Snakefile" "$root/config" "$root/profiles" "$root/envs" "$root/tests" "$root/pyproject.toml" "$work/"
 cp -r "$root/workflow/mnist_speedup" "$work/src/"
 cp -r "$root/workflow/report" "$work/src/report"  # the figure captions, where the package looks for them
+cp -r "$root/workflow/schemas" "$work/src/schemas"  # the config schema (spec/schema.py), likewise
 mkdir -p "$work/workflow" "$work/benchmarks"
-cp -r "$root/workflow/scripts" "$root/workflow/report" "$work/workflow/"  # read by the digest and caption tests
+cp -r "$root/workflow/scripts" "$root/workflow/report" "$root/workflow/schemas" "$work/workflow/"  # read by the digest and caption tests
 cp -r "$root/benchmarks/h200-2026-12-04" "$root/benchmarks/three-frameworks-2026-12-06" "$work/benchmarks/"  # kept real records
 find "$work" -name __pycache__ -prune -exec rm -rf {} +
 cd "$work"

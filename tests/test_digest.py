@@ -4,7 +4,7 @@ imports, directly or through other modules, and nothing else."""
 from conftest import ROOT
 from mnist_speedup import codedigest
 
-PACKAGE = ROOT / "workflow" / "mnist_speedup"
+PACKAGE = codedigest.ROOT  # the package as imported (mutation.sh lays it out elsewhere)
 
 SCRIPTS = ROOT / "workflow" / "scripts"
 

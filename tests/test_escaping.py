@@ -79,7 +79,8 @@ def test_a_record_s_text_reaches_report_and_findings_inert(tmp_path):
         report_tables(summary, speedup, tta_table), "cpu", {}, {"speedup": []}, {"cpu1": {"cpu_model": evil}}
     )
     page = rendered(markdown.render(report))
-    assert not tags(page) & {"img", "a", "script"} and "evil.example" in page and "\u202e" not in page
+    assert not tags(page) & {"img", "script"} and "evil.example" in page and "\u202e" not in page
+    assert re.findall(r"<a [^>]*href=\"([^\"]*)\"", page) == ["explorer.html"]  # the report's own link only
     findings = markdown.findings_html(report)
     assert not tags(findings) & {"img", "a", "script"} and "\u202e" not in findings
 

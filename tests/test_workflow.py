@@ -5,10 +5,12 @@ import io
 import json
 import os
 import tarfile
+import zipfile
 
 import pandas as pd
 import pytest
 
+import browser
 from conftest import (
     assert_ran_alone,
     copy_workflow,
@@ -390,6 +392,26 @@ def test_html_report(finished):
     headline = (workdir / "results" / "default" / "report.md").read_text().splitlines()[2].strip("*")
     assert "What this run found" in embedded and "<h2>Warnings</h2>" in embedded
     assert "cpu1 (1 thread, JAX)" in headline and headline.split(" (")[0] in embedded
+    assert "explorer.html" in html  # the explorer is in the HTML report, and linked from report.md
+    assert "](explorer.html)" in (workdir / "results" / "default" / "report.md").read_text()
+
+
+def test_the_workflow_s_pages_open_offline_without_an_error(finished, tmp_path):
+    """The explorer (one mark per row of summary.csv), findings.html and report.zip's page, in Chromium."""
+    workdir, cfg, _, _ = finished
+    out = workdir / "results" / "default"
+    summary = pd.read_csv(out / "summary.csv")
+    with browser.opened(out / "explorer.html", wait_for=".runs_marks path") as (page, seen):
+        assert page.locator(".runs_marks path").count() == len(summary) and seen.clean(), seen
+    with browser.opened(out / "findings.html") as (page, seen):
+        assert "What this run found" in page.inner_text("h1") and seen.clean(), seen
+    snakemake(workdir, "--cores", "2", "--configfile", str(cfg), "--report", str(tmp_path / "report.zip"))
+    with zipfile.ZipFile(tmp_path / "report.zip") as z:
+        z.extractall(tmp_path / "unzipped")
+    [index] = (tmp_path / "unzipped").glob("*/report.html")
+    with browser.opened(index, wait_for="body *") as (page, seen):
+        page.wait_for_timeout(1000)  # its script draws the page after load
+        assert "MNIST" in page.inner_text("body") and seen.clean(), seen
 
 
 def _decoded(html):

@@ -92,12 +92,18 @@ rule report_markdown:
         **figure_inputs(),
         **{name: f"{RESULTS}/{name}.csv" for name in outputs.REPORT_TABLES},
         replication=replication_files,
+        curves=f"{RESULTS}/curves.csv",
     output:
         markdown=f"{RESULTS}/report.md",
         findings=report(
             f"{RESULTS}/findings.html",
             caption="../report/findings.rst",
             category="Findings",
+        ),
+        explorer=report(
+            f"{RESULTS}/explorer.html",
+            caption="../report/explorer.rst",
+            category="Explorer",
         ),
     log:
         f"{LOGS}/report.log",
@@ -111,6 +117,8 @@ rule report_markdown:
         main_workload=MAIN_WORKLOAD,
         figures=[f.name for f in FIGURES],
         replication=REPLICATION,
+        palette=config["figure"]["palette"],
+        experiment=EXPERIMENT,
         code=REPORT_CODE_DIGEST,
     script:
         "../scripts/report.py"

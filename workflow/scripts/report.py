@@ -11,7 +11,7 @@ import pandas as pd
 from mnist_speedup import atomic
 from mnist_speedup.analysis import replication
 from mnist_speedup.records import run_record as records
-from mnist_speedup.report import markdown, outputs
+from mnist_speedup.report import explorer, markdown, outputs
 from mnist_speedup.rulescript import logged
 
 
@@ -47,4 +47,7 @@ with logged(snakemake) as log:
     )
     atomic.write_text(out, markdown.render(report))
     atomic.write_text(snakemake.output.findings, markdown.findings_html(report))
-    log(f"wrote {out} and {snakemake.output.findings}")
+    made["curves"] = read_table(inp.curves)
+    page = explorer.explorer_html(made, baseline, snakemake.params.palette, snakemake.params.experiment)
+    atomic.write_text(snakemake.output.explorer, page)
+    log(f"wrote {out}, {snakemake.output.findings} and {snakemake.output.explorer}")

@@ -11,6 +11,8 @@ from mnist_speedup.report.format import esc
 from mnist_speedup.words import percent
 
 CAPTIONS = Path(__file__).resolve().parents[3] / "report"
+#: the explorer's page (report/explorer.py), beside report.md
+EXPLORER = "explorer.html"
 
 
 def caption_text(name: str) -> str:
@@ -46,4 +48,8 @@ def render(report) -> list[str]:
         details = DETAILS[entry.name](report) if entry.name in DETAILS else ""
         parts += ["", f"**Figure {number}.** {caption_text(entry.caption)}{details}", ""]
     parts += ["Files: " + ", ".join(f"`{f}`" for fs in report.figures.values() for f in fs), ""]
+    parts += [
+        f"Every run behind these numbers, to filter and hover: [the explorer]({EXPLORER}) (one page, offline).",
+        "",
+    ]
     return parts
