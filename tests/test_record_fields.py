@@ -185,3 +185,23 @@ def test_no_field_is_declared_twice():
     ranges for one field. Found by the bounds test above."""
     names = [f.dotted for f in fields.FIELDS]
     assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})
+
+
+def test_the_reader_s_own_checks_name_the_value_and_hold_their_bounds():
+    """The survivors of the 2026-12-07 mutation sample (benchmarks/RESULTS.md), each planted by mutmut: a
+    validation accuracy of exactly 0 is a real accuracy; one above 1 is refused by the accuracies' own check;
+    a step of zero seconds is refused (the field's range admits 0, the physics does not); a workload that is no
+    workload and a stored FLOP count that disagrees are refused naming the value found."""
+    zero = make_record(val_accuracy=[0.0, 0.5, 0.9])
+    assert record_refusal(zero) is None
+    above = make_record(val_accuracy=[0.4, 1.5, 0.9])
+    assert "must hold 3 accuracies in [0, 1]" in record_refusal(above)
+    still = make_record()
+    still.setdefault("host_overhead", {})["one_call_step_s"] = 0.0
+    assert "one_call_step_s" in record_refusal(still) and "a step takes a positive time" in record_refusal(still)
+    odd = make_record()
+    odd["workload_spec"] = {"type": "mlp", "hidden": "wide"}
+    assert "'hidden': 'wide'" in record_refusal(odd)
+    wrong = make_record()
+    wrong["flops"]["per_step"] = 12345
+    assert "is 12345 but" in record_refusal(wrong)

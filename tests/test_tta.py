@@ -132,6 +132,7 @@ def test_every_number_of_the_tta_and_best_against_best_tables_against_a_hand_com
     assert set(table[table.best_batch_size].index) == {("cpu", 500), ("gpu", 100)}
     (best,) = tta.best_against_best(table.reset_index(), runs, "cpu").to_dict("records")
     assert (best["device_batch_size"], best["baseline_batch_size"]) == (100, 500)
+    assert best["baseline_time_to_target_s_mean"] == pytest.approx(np.mean(times["cpu", 500]), rel=1e-12)
     expected = _fieller(times["cpu", 500], times["gpu", 100], paired=False)
     got = (best["tta_speedup"], best["tta_speedup_ci_low"], best["tta_speedup_ci_high"])
     assert got == pytest.approx(expected, rel=1e-9) and "independent" in best["tta_ci_method"]

@@ -75,7 +75,7 @@ def derived(made: dict, baseline: str, settings: Settings, level: float, dropped
     return {
         "framework_pairs": pairs_of.pairs(summary, settings.target_accuracy, margin),
         "within_framework": pairs_of.within(summary, baseline, settings.target_accuracy, margin),
-        "twins": twins.table(summary),
+        "twins": twins.table(summary, settings.target_accuracy, margin),
         "geometric_means": scaling.geometric_mean(summary, baseline, level),
         "warnings": pd.DataFrame({"warning": found}, columns=["warning"]),
         "mean_curves": tta.mean_curves(made["curves"]),

@@ -33,7 +33,10 @@ def _loop(spec, steps: int, epochs: dict) -> dict:
         "steps_per_call": per_call,
         "calls_per_epoch": calls,
         "optimizer_steps_per_epoch": epochs["steps"],
-        "description": loop_description(spec.input_pipeline, per_call, calls, epochs["loop_words"]) + note,
+        "description": loop_description(
+            spec.input_pipeline, per_call, calls, epochs["loop_words"], epochs["step_words"]
+        )
+        + note,
     }
 
 
@@ -62,10 +65,16 @@ def summarise(spec, steps: int, epochs: dict, test: tuple[float, float], probe: 
     }
 
 
-def loop_description(input_pipeline: str, per_call: int, calls: int, loop_words: str = "tf.range loop") -> str:
-    """The timed loop in words; ``loop_words``: the framework's compiled loop."""
+def loop_description(
+    input_pipeline: str,
+    per_call: int,
+    calls: int,
+    loop_words: str = "tf.range loop",
+    step_words: str = "one compiled call per step",
+) -> str:
+    """The timed loop in words; ``loop_words``: the framework's loop; ``step_words``: one call of it."""
     if input_pipeline == "host":
-        return "one compiled call per step, each batch sliced in host memory and copied (as the original)"
+        return f"{step_words}, each batch sliced in host memory and copied (as the original)"
     if calls == 1:
         return f"the whole epoch in one compiled call ({loop_words}, batches gathered on the device)"
     steps = f"{per_call} step{'s' if per_call != 1 else ''}"

@@ -170,6 +170,7 @@ class EpochClock:
         out["interference"] = others.summary()
         out |= {
             "loop_words": training.loop_words,
+            "step_words": training.step_words,
             "loop_note": training.loop_note,
             "per_call": training.per_call,
             "calls": training.calls,

@@ -29,7 +29,7 @@ MAX_CORES, MAX_BYTES, MAX_WATTS, MAX_PROCESSES = 16_384, 2**50, 100_000.0, 1_000
 
 
 #: a framework's declared environment field kinds (spec/frameworks.py FIELD_KINDS) as field kinds and ranges
-_KINDS = {"text": ("text",), "flag": ("flag",), "cores": ("integer", 1, MAX_CORES)}
+_KINDS = {"text": ("text",), "flag": ("flag",), "cores": ("integer", 1, MAX_CORES), "count": ("integer", 0, 100_000)}
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,7 @@ FIELDS = (
     _f("device_spec.index", "integer", 0, 1024),
     _f("device_spec.precision", "text"),
     _f("device_spec.jit_compile", "flag"),
+    _f("device_spec.mode", "text"),
     _f("device_spec.framework", "text"),
     _required("timing.epoch_s", "numbers", 0, MAX_SECONDS),
     _f("timing.epoch_is_warmup", "flags"),

@@ -111,7 +111,10 @@ class Device:
         for settings that work but are likely slow."""
         spec.setdefault("framework", frameworks.DEFAULT)
         spec.setdefault("precision", precisions.DEFAULT)
-        spec.setdefault("jit_compile", frameworks.of(spec).always_compiles)
+        fw = frameworks.of(spec)
+        spec.setdefault("jit_compile", fw.always_compiles)
+        if fw.modes:  # the mode carries what jit_compile said (its synonym); no XLA words for it
+            spec["mode"], spec["jit_compile"] = fw.mode_of(spec), False
         return []
 
     def native_precision(self, precision: str, env: dict) -> tuple[bool | None, str]:
@@ -285,13 +288,23 @@ def describe(spec: dict, gpu_name: str | None = None) -> str:
     """What a device is, in words: ``2 threads`` or the GPU's name, with
     its numerics where they are not plain float32 (``2 threads, bf16 mixed``)."""
     fw = frameworks.of(spec)
-    plain = precisions.name_of(spec) == precisions.DEFAULT and bool(spec.get("jit_compile")) == fw.always_compiles
+    xla = with_xla(spec)
+    plain = precisions.name_of(spec) == precisions.DEFAULT and xla == fw.always_compiles
     words = of(spec).describe(gpu_name)
     if fw.name != frameworks.DEFAULT:
         words = f"{words}, {fw.words}"
+    mode = fw.mode_of(spec)
+    if mode is not None and mode != next(iter(fw.modes)):
+        words = f"{words}, {fw.modes[mode]}"
     # XLA is named only where it is a choice (JAX always compiles with it)
-    shown = {**spec, "jit_compile": bool(spec.get("jit_compile")) and not fw.always_compiles}
+    shown = {**spec, "jit_compile": xla and not fw.always_compiles}
     return words if plain else f"{words}, {precisions.words(shown)}"
+
+
+def with_xla(spec: dict) -> bool:
+    """Whether ``jit_compile`` asks for XLA: a framework with modes reads it as its mode instead (PyTorch's
+    ``jit_compile: true`` is its ``compiled`` mode)."""
+    return bool(spec.get("jit_compile", False)) and not frameworks.of(spec).modes
 
 
 def checked_spec(spec: dict) -> dict:
@@ -302,8 +315,9 @@ def checked_spec(spec: dict) -> dict:
         "threads": spec.get("threads"),
         "index": spec.get("index"),
         "precision": precisions.name_of(spec),
-        "jit_compile": bool(spec.get("jit_compile", False)),
+        "jit_compile": with_xla(spec),
         "framework": frameworks.name_of(spec),
+        "mode": frameworks.of(spec).mode_of(spec),
     }
 
 
@@ -328,11 +342,12 @@ def columns(spec: dict, env: dict) -> dict:
         "gpu_index": spec.get("index"),
         "gpu_name": gpu_name,
         "precision": precision,
-        "jit_compile": bool(spec.get("jit_compile", False)),
+        "jit_compile": with_xla(spec),
         "framework": frameworks.name_of(spec),
+        "mode": frameworks.of(spec).mode_of(spec),
         "device_spec": json.dumps(checked_spec(spec), sort_keys=True),
         "device_words": describe(spec, gpu_name if isinstance(gpu_name, str) and gpu_name else None),
-        "numerics_words": precisions.words(spec),
+        "numerics_words": precisions.words({**spec, "jit_compile": with_xla(spec)}),
         "precision_native": native,
         "precision_native_why": why,
     }

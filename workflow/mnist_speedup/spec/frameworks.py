@@ -13,6 +13,7 @@ classes that train are registered in ``measure/frameworks/__init__.py``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib.util
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ FOLDER = Path(__file__).resolve().parents[1] / "measure" / "frameworks"
 #: the record's software fields that every framework has (compared between every two devices)
 COMMON_SOFTWARE = ("numpy", "python", "training_code")
 #: the kinds of a framework's own environment fields (records/fields.py checks them)
-FIELD_KINDS = ("text", "flag", "cores")
+FIELD_KINDS = ("text", "flag", "cores", "count")
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,20 @@ class Declaration:
     environment: dict
     #: the framework of a device spec that names none (the original article's); one declares it
     default: bool = False
+    #: its training modes (a device's ``mode``), each with its words; the first is the default
+    modes: dict = dataclasses.field(default_factory=dict)
+    #: the mode ``jit_compile: true`` names (a synonym kept for configs written before modes)
+    jit_compile_mode: str | None = None
+    #: per mode, the precisions it cannot run, each with why
+    mode_refuses: dict = dataclasses.field(default_factory=dict)
+
+    def mode_of(self, spec: dict) -> str | None:
+        """A device's training mode: its ``mode``, else what its ``jit_compile`` means; None without modes."""
+        if not self.modes:
+            return None
+        if spec.get("mode"):
+            return spec["mode"]
+        return self.jit_compile_mode if spec.get("jit_compile") else next(iter(self.modes))
 
     def missing(self) -> list[str]:
         """The modules of this framework that cannot be imported here."""
@@ -63,6 +78,25 @@ class Declaration:
                 f"leave jit_compile out for a {self.words} device (or use framework: tensorflow to "
                 "compare without XLA)",
             )
+        self._check_mode(label, spec, fail)
+
+    def _check_mode(self, label: str, spec: dict, fail) -> None:
+        mode, key = spec.get("mode"), f"devices.{label}.mode"
+        if mode is None:
+            return
+        owners = [d.words for d in declarations().values() if d.modes]
+        if not self.modes:
+            fail(key, f"is {mode!r}, but {self.words} has no training modes", f"leave mode out (modes: {owners})")
+        elif mode not in self.modes:
+            fail(key, f"{mode!r} is not a {self.words} mode", f"use one of {', '.join(self.modes)}")
+        elif spec.get("jit_compile") is not None and bool(spec["jit_compile"]) != (mode == self.jit_compile_mode):
+            fail(
+                f"devices.{label}.jit_compile",
+                f"is {spec['jit_compile']!r} beside mode {mode!r}",
+                f"give the mode alone (jit_compile: true means mode: {self.jit_compile_mode})",
+            )
+        elif why := self.mode_refuses.get(mode, {}).get(spec.get("precision")):
+            fail(key, f"{mode!r} cannot train in {spec['precision']}: {why}", "use another mode or precision")
 
 
 def _declaration(path: Path) -> Declaration:
@@ -83,6 +117,9 @@ def _declaration(path: Path) -> Declaration:
         built_with=raw.get("built_with") or raw["words"],
         environment=dict(raw.get("environment") or {}),
         default=bool(raw.get("default")),
+        modes=dict(raw.get("modes") or {}),
+        jit_compile_mode=raw.get("jit_compile_mode"),
+        mode_refuses=dict(raw.get("mode_refuses") or {}),
     )
 
 

@@ -87,6 +87,8 @@ class Training:
     calls: int
     #: the compiled loop of an epoch in words, for the record's loop description
     loop_words = ""
+    #: one call of the host input pipeline's loop (one batch copied from host memory), in words
+    step_words = "one compiled call per step"
     #: why the loop differs from what the config asked for ("" where it does not)
     loop_note = ""
 

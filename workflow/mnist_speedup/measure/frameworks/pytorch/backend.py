@@ -9,11 +9,14 @@ turns TF32 off for both matrix products and cuDNN (PyTorch leaves cuDNN's TF32
 on by default); ``tf32`` turns both on. ``deterministic`` asks for
 deterministic algorithms (and cuBLAS's fixed workspace).
 
-``jit_compile: true`` compiles the network's forward and backward with
-``torch.compile`` (static shapes; the warm-up compiles outside the clock and a
-recompilation inside an epoch is an error, not a silent fallback). Inductor's
-cache is shared by every run of one machine (MNIST_SPEEDUP_TORCH_CACHE
-overrides the folder); the record says whether it was cold or warm.
+The device's ``mode`` (framework.yaml; training.py): ``eager``, ``fused``,
+``compiled`` (``jit_compile: true`` says the same: the network's forward and
+backward through ``torch.compile``) or ``captured`` (the whole step as one
+graph). Compiled modes use static shapes; the warm-up compiles outside the
+clock and a recompilation inside an epoch is an error, not a silent fallback.
+Inductor's cache is shared by every run of one machine
+(MNIST_SPEEDUP_TORCH_CACHE overrides the folder); the record says whether it
+was cold or warm, from Inductor's own counters.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from pathlib import Path
 from mnist_speedup.measure.frameworks.base import DeviceError, Framework, NoDeviceMemory
 from mnist_speedup.measure.frameworks.pytorch import numerics
 from mnist_speedup.measure.frameworks.pytorch.training import TorchTraining
-from mnist_speedup.spec import precisions
+from mnist_speedup.spec import frameworks, precisions
 
 #: where torch.compile keeps its compiled kernels between the runs' processes (the variable overrides)
 CACHE_VARIABLE = "MNIST_SPEEDUP_TORCH_CACHE"
@@ -41,7 +44,9 @@ class PyTorch(Framework):
         super().__init__(device_spec, deterministic=deterministic, seed=seed)
         if deterministic:
             os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-        self.compile = bool(device_spec.get("jit_compile"))
+        self.mode = frameworks.declarations()[self.name].mode_of(device_spec)
+        self.compile = self.mode in ("compiled", "captured")
+        self.graphs = (None, None)  # the captured mode's graphs and graph breaks (capture.py), once built
         self.compile_cache = _use_compile_cache() if self.compile else None
         import torch
         import torch._dynamo  # noqa: F401  (torch.optim imports it at its first optimizer: 1.6 s, an import)
@@ -122,6 +127,9 @@ class PyTorch(Framework):
             "torch_device": str(self.target),
             "torch_compile": self.compile_state(),
             "torch_compile_cache": self.compile_cache,
+            "torch_mode": self.mode,
+            "torch_graphs": self.graphs[0],
+            "torch_graph_breaks": self.graphs[1],
         }
         if self.target.type == "cuda":
             index = self.device.index

@@ -2,9 +2,11 @@
 
 The data lies on the device from the start (images NCHW for a network with
 convolutions); an epoch draws one permutation on the device and runs one
-optimizer step per batch in a Python loop, eager or through the torch.compile'd
-network. The epoch's summed loss stays on the device (no ``.item()`` per step)
-and is read after the clock.
+optimizer step per batch in a Python loop, in the device's mode: ``eager``
+(as most users run it), ``fused`` (Adam's fused update), ``compiled`` (the
+network through torch.compile) or ``captured`` (forward, backward and Adam as
+one graph: capture.py). The epoch's summed loss stays on the device (no
+``.item()`` per step) and is read after the clock.
 """
 
 from __future__ import annotations
@@ -14,19 +16,42 @@ import copy
 import numpy as np
 
 from mnist_speedup.measure.frameworks.base import Training
-from mnist_speedup.measure.frameworks.pytorch import networks, numerics
+from mnist_speedup.measure.frameworks.pytorch import capture, networks, numerics
 
-#: why a PyTorch epoch is one step per call whatever steps_per_call says
-LOOP_NOTE = "one step per call: PyTorch runs the epoch's loop in Python, one eager (or torch.compile'd) step per batch"
+#: one step of each mode, in words: (on a CPU, on a GPU)
+STEP_WORDS = {
+    "eager": ("eager step",) * 2,
+    "fused": ("eager step with Adam's fused update",) * 2,
+    "compiled": ("step through the torch.compile'd network",) * 2,
+    "captured": (
+        "whole step compiled by torch.compile (forward, backward and Adam)",
+        "CUDA graph replay of the whole step (forward, backward and Adam)",
+    ),
+}
+
+
+def step_words(mode: str, target) -> str:
+    """One step of ``mode`` on ``target``, in words."""
+    return STEP_WORDS[mode][target.type == "cuda"]
+
+
+def adam_options(mode: str, target) -> dict:
+    """Adam's implementation for a mode: fused, capturable (its state on the device, for a CUDA graph), or
+    PyTorch's default (foreach)."""
+    if mode == "fused":
+        return {"fused": True}
+    return {"capturable": True} if mode == "captured" and target.type == "cuda" else {}
 
 
 class TorchTraining(Training):
     def __init__(self, framework, spec, data, steps, setup):
         super().__init__(framework, spec, data, steps, setup)
         torch, target = self.torch, self.target = framework.torch, framework.target
-        self.loop_words = "Python loop of torch.compile'd steps" if framework.compile else "Python loop of eager steps"
+        self.mode, step = framework.mode, step_words(framework.mode, target)
+        self.loop_words, self.step_words = f"Python loop, one {step} per batch", f"one {step} per call"
         if self.per_call > 1:
-            self.per_call, self.calls, self.loop_note = 1, steps, LOOP_NOTE
+            self.per_call, self.calls = 1, steps
+            self.loop_note = f"one step per call: PyTorch runs the epoch's loop in Python, one {step} per batch"
         with self.timed("build_s"):
             self.model = networks.build(torch, self.workload, spec.seed).to(target)
             self.optimizer = torch.optim.Adam(
@@ -34,10 +59,12 @@ class TorchTraining(Training):
                 lr=spec.learning_rate,
                 eps=spec.adam["epsilon"],
                 betas=(spec.adam["beta_1"], spec.adam["beta_2"]),
+                **adam_options(self.mode, target),
             )
             self.scaler = numerics.scaler(torch, target, framework.precision)
             self.autocast = lambda: numerics.autocast(torch, target, framework.precision)
-            self.train_model = torch.compile(self.model, dynamic=False) if framework.compile else self.model
+            self.train_model = torch.compile(self.model, dynamic=False) if self.mode == "compiled" else self.model
+            self.captured = None  # the captured mode's step, built at the warm-up (capture.py)
         with self.timed("data_to_device_s"):
             self.x, self.y = self._on_device(data["x_train"], data["y_train"])
             self.generator = torch.Generator(device=target).manual_seed(spec.seed)
@@ -51,17 +78,30 @@ class TorchTraining(Training):
             x = x.permute(0, 3, 1, 2).contiguous()
         return x, self.torch.from_numpy(y.astype(np.int64)).to(self.target)
 
-    def _step(self, xb, yb):
-        """One optimizer step; float16 skips (and counts) a step whose gradients overflowed."""
+    def _update(self, xb, yb):
+        """Forward, backward and Adam's update, the gradients zeroed before (what a captured graph holds)."""
         with self.autocast():
             logits = self.train_model(xb)
         loss = self.torch.nn.functional.cross_entropy(logits.float(), yb)
+        loss.backward()
+        self.optimizer.step()
+        return loss.detach()
+
+    def _zero_grad(self):
         self.optimizer.zero_grad(set_to_none=True)
+
+    def _step(self, xb, yb):
+        """One optimizer step; float16 skips (and counts) a step whose gradients overflowed."""
         self.attempted += 1
+        if self.captured is not None:
+            return self.captured(xb, yb)
         if self.scaler is None:
-            loss.backward()
-            self.optimizer.step()
-            return loss.detach()
+            self._zero_grad()
+            return self._update(xb, yb)
+        with self.autocast():
+            logits = self.train_model(xb)
+        loss = self.torch.nn.functional.cross_entropy(logits.float(), yb)
+        self._zero_grad()
         self.scaler.scale(loss).backward()
         before = self.scaler._scale.clone()  # the scale halves exactly when the step is skipped
         self.scaler.step(self.optimizer)
@@ -70,20 +110,35 @@ class TorchTraining(Training):
         return loss.detach()
 
     def warm_up(self) -> dict:
-        """One real step at the epochs' shapes (torch.compile compiles here), then the weights, Adam's
-        state, the loss scale and the counters put back as they were."""
+        """Real steps at the epochs' shapes (torch.compile compiles here; the captured mode captures its
+        graph), then the weights, Adam's state (zeroed in place, as a fresh Adam's: a captured graph keeps
+        its tensors), the loss scale and the counters put back as they were."""
         with self.timed("trace_s"):
-            saved = [copy.deepcopy(o.state_dict()) for o in (self.model, self.optimizer)]
+            weights = copy.deepcopy(self.model.state_dict())
             scale = copy.deepcopy(self.scaler.state_dict()) if self.scaler else None
+            # the shuffle's and the host's random streams too, so that every mode trains on the same draws
+            # (the GPU's stream is left alone: a captured graph draws its dropout masks from it)
+            streams = self.generator.get_state(), self.torch.get_rng_state()
+            if self.mode == "captured":
+                idx = self.shuffled_order()[0]
+                self.captured = capture.captured_step(
+                    self.torch, self.target, self._update, self._zero_grad, self.x[idx], self.y[idx]
+                )
+                self.framework.graphs = (self.captured.graphs, self.captured.breaks)
             self.train_calls(self.shuffled_order(), 0, 1)
             self.sync()
-            self.model.load_state_dict(saved[0])
-            self.optimizer.load_state_dict(saved[1])
+            self.model.load_state_dict(weights)  # copied into the same tensors
+            for state in self.optimizer.state.values():
+                for value in state.values():
+                    if isinstance(value, self.torch.Tensor):
+                        value.zero_()
             if self.scaler:
                 self.scaler.load_state_dict(scale)
+            self.generator.set_state(streams[0])
+            self.torch.set_rng_state(streams[1])
             self.attempted = 0
             self.skipped.zero_()
-        if self.framework.compile:  # a recompilation inside an epoch would be timed: make it an error
+        if self.mode in ("compiled", "captured"):  # a recompilation inside an epoch would be timed: an error
             self.torch._dynamo.config.error_on_recompile = True
         return {"compiled_at_epoch_shapes": True, "untimed_steps": 1, "untimed_steps_kept": False}
 
