@@ -3,6 +3,7 @@
     python benchmarks/frameworks_bench.py --mirror ../shared/data/mnist [--threads 2] [--pairs 2] [--frameworks pytorch]
     python benchmarks/frameworks_bench.py --mirror ../shared/data/mnist --neighbour   # PyTorch beside a spinning process
     python benchmarks/frameworks_bench.py --mirror ../shared/data/mnist --workload vit  # the ViT (benchmarks/vit_probes.py)
+    python benchmarks/frameworks_bench.py --mirror ../shared/data/mnist --modes  # PyTorch's modes (modes_bench.py)
 
 For TensorFlow, JAX and PyTorch in turn, A B A B in one run, each measurement its own process:
   A: the product path (trainer.run through the framework seam, as a training job runs it);
@@ -38,16 +39,17 @@ DROPOUT, HIDDEN = (0.2, 0.5, 0.5), (800, 800)
 WORKLOADS = {"mlp": ({"type": "mlp"}, BATCH, 1e-4), "vit": ({"type": "vit"}, 100, 1e-3)}
 
 
-def product(framework: str, npz: str, threads: int, workload: str = "mlp") -> dict:
+def product(framework: str, npz: str, threads: int, workload: str = "mlp", batch: int = 0, mode: str = "") -> dict:
     from mnist_speedup.measure import trainer
     from mnist_speedup.spec import run, workloads
 
-    workload_spec, batch, lr = WORKLOADS[workload]
+    workload_spec, default_batch, lr = WORKLOADS[workload]
+    batch = batch or default_batch
+    device_spec = {"type": "cpu", "threads": threads, "framework": framework, "precision": "float32",
+                   "jit_compile": framework == "jax"} | ({"mode": mode} if mode else {})  # fmt: skip
     spec = run.RunSpec.with_defaults(
         workload=workload, workload_spec=workload_spec, device="cpu", batch_size=batch, seed=1, learning_rate=lr,
-        device_spec={"type": "cpu", "threads": threads, "framework": framework, "precision": "float32",
-                     "jit_compile": framework == "jax"},
-        epochs=EPOCHS, warmup_epochs=1, step_samples=0, train_samples=SAMPLES,
+        device_spec=device_spec, epochs=EPOCHS, warmup_epochs=1, step_samples=0, train_samples=SAMPLES,
     )  # fmt: skip
     r = trainer.run(spec, npz, log=lambda *a: None)
     # raw measurements only (records/derived.py derives the rest on read): the steady mean, and the FLOP/s
@@ -149,12 +151,13 @@ def plain_vit(framework: str, npz: str, threads: int) -> dict:
     return {"steady_epoch_s": getattr(vit_probes, framework)(*_data(npz), threads, batch, lr, _timed)}
 
 
-def in_process(kind: str, framework: str, npz: Path, threads: int, spin: bool = False, workload: str = "mlp") -> dict:
+def in_process(kind: str, framework: str, npz: Path, threads: int, spin: bool = False, workload: str = "mlp",
+               batch: int = 0, mode: str = "") -> dict:  # fmt: skip
     """One measurement in a fresh process (as a training job), optionally beside a spinning neighbour."""
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if spin else None
     start = time.perf_counter()
     try:
-        worker = [kind, framework, str(npz), str(threads), workload]
+        worker = [kind, framework, str(npz), str(threads), workload, str(batch), mode or "-"]
         proc = subprocess.run([sys.executable, __file__, "--worker", *worker],
                               capture_output=True, text=True, timeout=1800, env={**os.environ, "PYTHONHASHSEED": "0"})  # fmt: skip
     finally:
@@ -202,12 +205,19 @@ def main() -> None:
     parser.add_argument("--neighbour", action="store_true", help="PyTorch alone and beside a spinning process")
     parser.add_argument("--frameworks", nargs="+", choices=FRAMEWORKS, default=FRAMEWORKS, help="default: all three")
     parser.add_argument("--workload", choices=sorted(WORKLOADS), default="mlp")
-    parser.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--modes", action="store_true", help="PyTorch's modes beside TensorFlow and JAX (modes_bench.py)"
+    )
+    parser.add_argument("--worker", nargs=7, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        kind, fw, npz, threads, workload = args.worker
+        kind, fw, npz, threads, workload, batch, mode = args.worker
         if kind == "product":
-            result = product(fw, npz, int(threads), workload)
+            result = product(fw, npz, int(threads), workload, int(batch), "" if mode == "-" else mode)
+        elif kind == "profile":
+            import modes_bench
+
+            result = modes_bench.profile(npz, int(threads), int(batch), mode)
         elif kind == "plain_vit":
             result = plain_vit(fw, npz, int(threads))
         else:
@@ -224,6 +234,10 @@ def main() -> None:
     )
     if args.neighbour:
         lines = neighbour(npz, args.threads)
+    elif args.modes:
+        import modes_bench
+
+        lines = modes_bench.compare(npz, args.threads, args.pairs)
     else:
         lines = compare(npz, args.threads, args.pairs, args.frameworks, args.workload)
     print("\n".join(lines))

@@ -60,6 +60,7 @@ TRAINING = {
     "measure/frameworks/jax/layer_kind.py",
     "measure/frameworks/jax/layers/__init__.py",
     "measure/frameworks/pytorch/layers/__init__.py",
+    "measure/frameworks/pytorch/capture.py",
     "measure/frameworks/tensorflow/layers/__init__.py",
     "measure/invocation.py",
     "records/__init__.py",

@@ -151,7 +151,6 @@ def test_a_mode_is_compared_with_its_eager_twin_paired_with_parity_in_the_report
     """Devices that differ only in mode: the table of modes (captured over eager), not a framework pair.
     Planted once: the eager twin looked for at another precision (no row)."""
     from crafted import crafted_tables, report_tables
-
     from mnist_speedup.analysis import twins
     from mnist_speedup.report import markdown
 

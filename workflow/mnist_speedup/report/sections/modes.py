@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from mnist_speedup.analysis import twins as twin_kinds
 from mnist_speedup.report.format import ci, table, times
 
 
@@ -14,7 +13,7 @@ def render(report) -> list[str]:
     twins = report.tables.twins
     if twins.empty or "kind" not in twins:
         return []
-    rows = twins[twins.kind == twin_kinds.MODE]
+    rows = twins[twins.kind == "mode"]  # analysis/twins.py's MODE: the eager twin
     if rows.empty:
         return []
     modes = report.tables.summary.drop_duplicates("device").set_index("device")["mode"]
