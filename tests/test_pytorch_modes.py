@@ -35,9 +35,9 @@ SCRIPT = textwrap.dedent(
         spec = run.RunSpec.with_defaults(workload="w", workload_spec=workload, device="cpu", device_spec=spec_d,
                                          batch_size=40, seed=3, epochs=2)
         training = fw.training(spec, data, 4, {{}})
-        training.warm_up()
+        untimed = training.warm_up()["untimed_steps"]
         training.run_epoch()
-        out[mode] = {{"weights": [p.detach().numpy().tolist() for p in training.model.parameters()],
+        out[mode] = {{"weights": [p.detach().numpy().tolist() for p in training.model.parameters()], "untimed": untimed,
                       "loop": training.loop_words, "graphs": fw.graphs, "env": fw.environment()["torch_mode"]}}
     json.dump(out, sys.stdout)
     """
@@ -63,6 +63,7 @@ def test_every_mode_trains_the_same_weights_as_eager(tmp_path):
     assert "whole step compiled by torch.compile" in out["captured"]["loop"]
     graphs, breaks = out["captured"]["graphs"]
     assert graphs >= 1 and breaks >= 0 and out["eager"]["graphs"] == [None, None]
+    assert out["captured"]["untimed"] == 3 and out["eager"]["untimed"] == 1  # the record counts the capture's steps
 
 
 def _checked(spec):

@@ -17,6 +17,8 @@ class CudaGraphStep:
     the loss it returns is the graph's static output (read before the next replay, on the same stream)."""
 
     graphs, breaks = 1, 0
+    #: the steps it runs to build its graph (its warm-up on a side stream)
+    steps = WARM_STEPS
 
     def __init__(self, torch, update, zero_grad, xb, yb):
         self.torch = torch
@@ -42,6 +44,9 @@ class CudaGraphStep:
 
 class CompiledStep:
     """One step (zeroing the gradients, forward, backward, Adam) through torch.compile, on a CPU."""
+
+    #: the steps it runs to build its graph (the explanation's and the compilation's)
+    steps = 2
 
     def __init__(self, torch, update, zero_grad, xb, yb):
         def whole(x, y):

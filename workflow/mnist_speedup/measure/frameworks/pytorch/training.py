@@ -78,11 +78,14 @@ class TorchTraining(Training):
             x = x.permute(0, 3, 1, 2).contiguous()
         return x, self.torch.from_numpy(y.astype(np.int64)).to(self.target)
 
-    def _update(self, xb, yb):
-        """Forward, backward and Adam's update, the gradients zeroed before (what a captured graph holds)."""
+    def _loss(self, xb, yb):
         with self.autocast():
             logits = self.train_model(xb)
-        loss = self.torch.nn.functional.cross_entropy(logits.float(), yb)
+        return self.torch.nn.functional.cross_entropy(logits.float(), yb)
+
+    def _update(self, xb, yb):
+        """Forward, backward and Adam's update (what a captured graph holds); the caller zeroes the gradients."""
+        loss = self._loss(xb, yb)
         loss.backward()
         self.optimizer.step()
         return loss.detach()
@@ -98,9 +101,7 @@ class TorchTraining(Training):
         if self.scaler is None:
             self._zero_grad()
             return self._update(xb, yb)
-        with self.autocast():
-            logits = self.train_model(xb)
-        loss = self.torch.nn.functional.cross_entropy(logits.float(), yb)
+        loss = self._loss(xb, yb)
         self._zero_grad()
         self.scaler.scale(loss).backward()
         before = self.scaler._scale.clone()  # the scale halves exactly when the step is skipped
@@ -119,12 +120,13 @@ class TorchTraining(Training):
             # the shuffle's and the host's random streams too, so that every mode trains on the same draws
             # (the GPU's stream is left alone: a captured graph draws its dropout masks from it)
             streams = self.generator.get_state(), self.torch.get_rng_state()
+            extra = 0  # the steps a captured mode runs to build its graph
             if self.mode == "captured":
                 idx = self.shuffled_order()[0]
                 self.captured = capture.captured_step(
                     self.torch, self.target, self._update, self._zero_grad, self.x[idx], self.y[idx]
                 )
-                self.framework.graphs = (self.captured.graphs, self.captured.breaks)
+                self.framework.graphs, extra = (self.captured.graphs, self.captured.breaks), self.captured.steps
             self.train_calls(self.shuffled_order(), 0, 1)
             self.sync()
             self.model.load_state_dict(weights)  # copied into the same tensors
@@ -140,7 +142,7 @@ class TorchTraining(Training):
             self.skipped.zero_()
         if self.mode in ("compiled", "captured"):  # a recompilation inside an epoch would be timed: an error
             self.torch._dynamo.config.error_on_recompile = True
-        return {"compiled_at_epoch_shapes": True, "untimed_steps": 1, "untimed_steps_kept": False}
+        return {"compiled_at_epoch_shapes": True, "untimed_steps": 1 + extra, "untimed_steps_kept": False}
 
     def sync(self) -> None:
         self.framework.sync()
