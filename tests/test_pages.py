@@ -56,7 +56,7 @@ def test_a_run_s_tooltip_names_its_record_and_a_speedup_s_its_method_n_and_parit
         page.locator(CELLS).nth(1).hover(force=True)
         page.wait_for_function("document.querySelector('#vg-tooltip-element').innerText.includes('Fieller')")
         text = tip.inner_text()
-        assert "n (runs)" in text and "PASS" in text and "[1.8, 2.2]" in text
+        assert "n (runs)" in text and "PASS" in text and "[1.8, 2.2]" in text and "bootstrap" in text
         assert seen.clean(), seen
 
 

@@ -74,13 +74,18 @@ def cells_table(speedup: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
     """One row per row of speedup.csv, with its device's framework and precision (from its runs)."""
     identity = summary[["device", "framework", "precision"]].drop_duplicates("device")
     cells = speedup[list(CELL_COLUMNS)].merge(identity, on="device", how="left")
-    return cells.assign(interval=[_interval(r) for r in cells.itertuples()])
+    rows = list(cells.itertuples())
+    return cells.assign(
+        interval=[_interval(r.speedup_ci_low, r.speedup_ci_high) for r in rows],
+        bootstrap=[_interval(r.bootstrap_ci_low, r.bootstrap_ci_high, r.bootstrap_note) for r in rows],
+    )
 
 
-def _interval(row) -> str:
-    if pd.isna(row.speedup_ci_low) or pd.isna(row.speedup_ci_high):
-        return "none"
-    return f"[{row.speedup_ci_low:.3g}, {row.speedup_ci_high:.3g}]"
+def _interval(low, high, why=None) -> str:
+    """``[low, high]``, or why there is none."""
+    if pd.isna(low) or pd.isna(high):
+        return why if isinstance(why, str) and why else "none"
+    return f"[{low:.3g}, {high:.3g}]"
 
 
 def _data(table: pd.DataFrame) -> alt.InlineData:
@@ -119,9 +124,10 @@ def chart(runs: pd.DataFrame, cells: pd.DataFrame, baseline: str, palette: str) 
     params, test = _filters(runs)
     shared = _shared(runs, baseline, palette)
     speedup_tip = [
-        "workload:N", "device:N", "framework:N", "precision:N", "batch_size:O",
+        "workload:N", "device:N", "framework:N", "precision:N", alt.Tooltip("batch_size:O", title="batch size"),
         alt.Tooltip("speedup:Q", format=".3g"), alt.Tooltip("interval:N", title="interval"),
-        alt.Tooltip("speedup_ci_method:N", title="interval's method"), alt.Tooltip("n:Q", title="n (runs)"),
+        alt.Tooltip("speedup_ci_method:N", title="interval's method"),
+        alt.Tooltip("bootstrap:N", title="BCa bootstrap interval (second opinion)"), alt.Tooltip("n:Q", title="n (runs)"),
         alt.Tooltip("baseline_n:Q", title="baseline's n"), "parity:N", alt.Tooltip("parity_reason:N", title="parity's reason"),
     ]  # fmt: skip
     base = alt.Chart(_data(cells)).transform_filter(test)
@@ -141,11 +147,11 @@ def chart(runs: pd.DataFrame, cells: pd.DataFrame, baseline: str, palette: str) 
     )
     top = alt.layer(bars, points).properties(width=520, height=240, title="Speedup, with its interval")
     run_tip = [
-        "workload:N", "device:N", "framework:N", "precision:N", "batch_size:O", "seed:Q",
+        "workload:N", "device:N", "framework:N", "precision:N", alt.Tooltip("batch_size:O", title="batch size"), "seed:Q",
         alt.Tooltip("steady_epoch_mean_s:Q", title="steady epoch (s)", format=".3g"),
         alt.Tooltip("steady_epoch_std_s:Q", title="its SD (s)", format=".2g"),
         alt.Tooltip("first_epoch_s:Q", title="first epoch (s)", format=".3g"),
-        alt.Tooltip("epoch_times:N", title="epoch times (s)"), alt.Tooltip("test_accuracy:Q", format=".4f"),
+        alt.Tooltip("epoch_times:N", title="epoch times (s)"), alt.Tooltip("test_accuracy:Q", title="test accuracy", format=".4f"),
         alt.Tooltip("path:N", title="record"),
     ]  # fmt: skip
     bottom = (
