@@ -14,11 +14,14 @@ import contextlib
 from mnist_speedup.spec import precisions
 
 
-def autocast(torch, target, precision: str):
-    """The context the forward pass runs in: autocast to the precision's dtype, or nothing for float32 and TF32."""
+def autocast(torch, target, precision: str, cache: bool = True):
+    """The context the forward pass runs in: autocast to the precision's dtype, or nothing for float32 and TF32.
+    ``cache``: autocast's cache of cast weights, which a CUDA graph's capture must go without (PyTorch's
+    CUDA-graph notes: ``cache_enabled=False``)."""
     if not precisions.of(precision).casts:
         return contextlib.nullcontext()
-    return torch.autocast(device_type=target.type, dtype=getattr(torch, precisions.compute_dtype(precision)))
+    dtype = getattr(torch, precisions.compute_dtype(precision))
+    return torch.autocast(device_type=target.type, dtype=dtype, cache_enabled=cache)
 
 
 def scaler(torch, target, precision: str):

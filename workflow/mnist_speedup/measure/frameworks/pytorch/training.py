@@ -62,7 +62,8 @@ class TorchTraining(Training):
                 **adam_options(self.mode, target),
             )
             self.scaler = numerics.scaler(torch, target, framework.precision)
-            self.autocast = lambda: numerics.autocast(torch, target, framework.precision)
+            cache = self.mode != "captured"  # a captured graph must not keep autocast's cast weights
+            self.autocast = lambda: numerics.autocast(torch, target, framework.precision, cache)
             self.train_model = torch.compile(self.model, dynamic=False) if self.mode == "compiled" else self.model
             self.captured = None  # the captured mode's step, built at the warm-up (capture.py)
         with self.timed("data_to_device_s"):
