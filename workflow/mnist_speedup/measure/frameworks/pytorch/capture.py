@@ -21,7 +21,6 @@ class CudaGraphStep:
     steps = WARM_STEPS
 
     def __init__(self, torch, update, zero_grad, xb, yb):
-        self.torch = torch
         self.static_x, self.static_y = xb.clone(), yb.clone()
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
