@@ -65,6 +65,7 @@ TRAINING = {
     "measure/invocation.py",
     "records/__init__.py",
     "records/attempts.py",
+    "records/jsontext.py",
     "records/derived.py",
     "records/seal.py",
 }

@@ -64,14 +64,15 @@ def mode_twin_of(summary: pd.DataFrame, device: str) -> str | None:
     first = summary.drop_duplicates("device").set_index("device")
     me = first.loc[device]
     declared = frameworks.declarations().get(_framework(me))
-    if not declared or not declared.modes or _mode(me) in (None, next(iter(declared.modes))):
+    eager = declared.default_mode if declared else None
+    if eager is None or _mode(me) in (None, eager):
         return None
     for other, row in first.iterrows():
         if (
             other != device
             and _same(row, me, (*placing.HARDWARE, "precision"))
             and _framework(row) == _framework(me)
-            and _mode(row) == next(iter(declared.modes))
+            and _mode(row) == eager
         ):
             return other
     return None
@@ -95,19 +96,19 @@ def framework_twin_of(summary: pd.DataFrame, device: str) -> str | None:
     return None
 
 
-def _over(summary: pd.DataFrame, device: str, kind: str, twin: str, target, margin) -> list[list]:
+def _over(summary: pd.DataFrame, device: str, kind: str, twin: str, target: float, margin: float) -> list[list]:
     rows = []
     for (workload, bs), at in summary.groupby(SETTING, sort=True):
         base, runs = at[at.device == twin], at[at.device == device]
         r = compare.compare(base, runs, "steady_epoch_mean_s")
-        verdict = parity.verdict(base, runs, target, margin) if target is not None and len(base) else ("", "")
+        verdict = parity.verdict(base, runs, target, margin) if len(base) else ("", "")
         rows.append([device, kind, twin, workload, bs, r.estimate, r.low, r.high, r.method_words, r.reason, *verdict])
     return rows
 
 
-def table(summary: pd.DataFrame, target: float | None = None, margin: float | None = None) -> pd.DataFrame:
-    """One row per device with a twin, kind of twin, workload and batch size (none without a twin); the parity
-    columns where a target and margin are given."""
+def table(summary: pd.DataFrame, target: float, margin: float) -> pd.DataFrame:
+    """One row per device with a twin, kind of twin, workload and batch size (none without a twin), with the
+    device's convergence parity against its twin at ``target`` within ``margin``."""
     if "precision" not in summary:
         return pd.DataFrame(columns=COLUMNS)
     rows = []

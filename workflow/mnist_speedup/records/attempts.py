@@ -26,6 +26,7 @@ import math
 from pathlib import Path
 
 from mnist_speedup import atomic
+from mnist_speedup.records import jsontext
 from mnist_speedup.spec import run
 
 #: where a run's attempt lives under an experiment's results folder
@@ -86,8 +87,8 @@ def read(path) -> dict:
     try:
         if path.stat().st_size > MAX_BYTES:
             raise _refuse(path, f"an attempt file of over {MAX_BYTES} bytes")
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: brackets nested past Python's limit
+        data = jsontext.decode(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
         raise _refuse(path, f"not a readable attempt ({type(exc).__name__}: {exc})") from None
     if not isinstance(data, dict) or data.get("outcome") not in (FINISHED, CUT):
         raise _refuse(path, "not an attempt (no outcome `finished` or `cut`)")
@@ -155,9 +156,9 @@ def number_to_plan(path) -> int:
 def _number_in(path: Path) -> int:
     """The attempt number a damaged file still shows (0 where none): so that its run is planned again."""
     try:
-        number = json.loads(path.read_text(encoding="utf-8"))["attempt"]
+        number = jsontext.decode(path.read_text(encoding="utf-8"))["attempt"]
         return number if isinstance(number, int) and not isinstance(number, bool) and number >= 0 else 0
-    except (OSError, ValueError, TypeError, KeyError, RecursionError):
+    except (OSError, ValueError, TypeError, KeyError):
         return 0
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import yaml
 
 from mnist_speedup.records import derived, fields, invariants
+from mnist_speedup.records.jsontext import decode
 from mnist_speedup.records.seal import DIGEST_FIELD, content_digest
 from mnist_speedup.spec import run, workloads
 from mnist_speedup.spec.devices import LABEL_PATTERN
@@ -85,39 +86,8 @@ def _refuse_constant(name: str):
     raise ValueError(f"{name} is not a number a measurement can have")
 
 
-#: no file this workflow writes nests deeper (a record, a calibration or a manifest: 4 levels)
-MAX_DEPTH = 32
-
-
-def _depth(value) -> int:
-    """How deep ``value`` nests (a scalar: 0), without recursion."""
-    deepest, todo = 0, [(value, 0)]
-    while todo:
-        node, depth = todo.pop()
-        if isinstance(node, (dict, list)):
-            deepest = max(deepest, depth + 1)
-            todo.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
-    return deepest
-
-
-def decode(text: str, **options):
-    """JSON as this workflow writes it: a ValueError naming the problem for invalid JSON and for JSON nested
-    deeper than MAX_DEPTH (Python's decoder would raise RecursionError on deep enough input)."""
-    try:
-        value = json.loads(text, **options)
-    except RecursionError:
-        raise ValueError(
-            f"it is JSON nested deeper than Python reads (no file of this workflow nests {MAX_DEPTH} levels)"
-        ) from None
-    if (depth := _depth(value)) > MAX_DEPTH:
-        raise ValueError(
-            f"it is JSON nested {depth} levels deep, more than the {MAX_DEPTH} of any file of this workflow"
-        )
-    return value
-
-
 def parse(text: str):
-    """JSON without NaN or Infinity (Python's json accepts both), nested no deeper than MAX_DEPTH."""
+    """JSON without NaN or Infinity (Python's json accepts both), nested no deeper than jsontext.MAX_DEPTH."""
     return decode(text, parse_constant=_refuse_constant)
 
 

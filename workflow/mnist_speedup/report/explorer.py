@@ -21,6 +21,7 @@ from altair.utils._importers import vl_version_for_vl_convert
 from matplotlib.colors import to_hex
 
 from mnist_speedup.report.figure import distinct_colours
+from mnist_speedup.spec import run
 
 #: the filters, in the order the page shows them: (field, the label a reader sees)
 FILTERS = (
@@ -48,7 +49,7 @@ POLICY = "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-sr
 
 
 def epoch_times(curves: pd.DataFrame) -> pd.Series:
-    """Each run's epoch times in seconds, as one short text keyed by (workload, device, batch_size, seed)."""
+    """Each run's epoch times in seconds, as one short text keyed by the run's key (spec/run.py's RUN_KEY)."""
     if curves.empty:
         return pd.Series(dtype=str)
 
@@ -57,16 +58,14 @@ def epoch_times(curves: pd.DataFrame) -> pd.Series:
         shown = ", ".join(f"{t:.3g}" for t in times[:EPOCHS_SHOWN])
         return shown + (f" (and {len(times) - EPOCHS_SHOWN} more)" if len(times) > EPOCHS_SHOWN else "")
 
-    keys = ["workload", "device", "batch_size", "seed"]
-    return curves.groupby(keys)[["epoch", "epoch_s"]].apply(listed).rename("epoch_times")
+    return curves.groupby(run.RUN_KEY)[["epoch", "epoch_s"]].apply(listed).rename("epoch_times")
 
 
 def runs_table(summary: pd.DataFrame, curves: pd.DataFrame) -> pd.DataFrame:
     """One row per run (per row of summary.csv), with its epoch times."""
     runs = summary[list(RUN_COLUMNS)].copy()
     times = epoch_times(curves)
-    keys = ["workload", "device", "batch_size", "seed"]
-    runs = runs.merge(times.reset_index(), on=keys, how="left") if len(times) else runs.assign(epoch_times="")
+    runs = runs.merge(times.reset_index(), on=run.RUN_KEY, how="left") if len(times) else runs.assign(epoch_times="")
     return runs.assign(epoch_times=runs.epoch_times.fillna("not recorded"))
 
 

@@ -294,7 +294,7 @@ def describe(spec: dict, gpu_name: str | None = None) -> str:
     if fw.name != frameworks.DEFAULT:
         words = f"{words}, {fw.words}"
     mode = fw.mode_of(spec)
-    if mode is not None and mode != next(iter(fw.modes)):
+    if mode != fw.default_mode:
         words = f"{words}, {fw.modes[mode]}"
     # XLA is named only where it is a choice (JAX always compiles with it)
     shown = {**spec, "jit_compile": xla and not fw.always_compiles}

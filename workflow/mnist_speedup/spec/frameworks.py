@@ -57,13 +57,18 @@ class Declaration:
     #: per mode, the precisions it cannot run, each with why
     mode_refuses: dict = dataclasses.field(default_factory=dict)
 
+    @property
+    def default_mode(self) -> str | None:
+        """The mode of a device that names none (the first declared); None without modes."""
+        return next(iter(self.modes), None)
+
     def mode_of(self, spec: dict) -> str | None:
         """A device's training mode: its ``mode``, else what its ``jit_compile`` means; None without modes."""
         if not self.modes:
             return None
         if spec.get("mode"):
             return spec["mode"]
-        return self.jit_compile_mode if spec.get("jit_compile") else next(iter(self.modes))
+        return self.jit_compile_mode if spec.get("jit_compile") else self.default_mode
 
     def missing(self) -> list[str]:
         """The modules of this framework that cannot be imported here."""
