@@ -78,8 +78,8 @@ def _dodged(x, i: int, n: int):
 
 def _log_axis(axis, lo: float, hi: float) -> None:
     """Labelled ticks, written out, each label distinct: 1, 2, 5 x 10^k over wide ranges, 1, 1.5, 2, 2.5, 3, 4,
-    5, 7 x 10^k over middling ones (no two labelled ticks more than 1.5 apart), and evenly spaced round values over a narrow range (where a decade's ticks
-    would leave the points unlabelled between two of them)."""
+    5, 7 x 10^k over middling ones (no two labelled ticks more than 1.5 apart), and evenly spaced round values
+    over a narrow range (where a decade's ticks would leave the points unlabelled between two of them)."""
     decades = math.log10(hi / lo) if lo > 0 and hi > lo else 1.0
     if decades > 1.0:
         axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
